@@ -1,0 +1,67 @@
+"""trove: a local-first knowledge store for people and AI agents.
+
+>>> import trove
+>>> with trove.open(":memory:") as kb:
+...     doc_id = kb.add("Redis was dropped for SQLite.", title="Decision")
+...     [hit.title for hit in kb.search("redis")]
+['Decision']
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .errors import (
+    EmbedderError,
+    EmbedderMismatch,
+    InvalidInput,
+    InvalidQuery,
+    MissingDependency,
+    NotATroveStore,
+    NotFound,
+    SchemaTooNew,
+    StoreError,
+    TroveError,
+)
+from .models import Chunk, Document, Hit, Stats
+from .store import Store, WriteResult
+
+__version__ = "0.1.0"
+
+
+def open(target: str | os.PathLike[str], **options: Any) -> Store:
+    """Open (or create) a store: a file path or ``":memory:"``.
+
+    Options: ``chunk_chars`` and ``chunk_overlap`` (chunk size in characters).
+    """
+    from .backends.sqlite import SQLiteBackend
+
+    busy = options.pop("busy_timeout_ms", 5000)
+    backend = SQLiteBackend(os.fspath(target), busy_timeout_ms=busy)
+    try:
+        return Store(backend, **options)
+    except BaseException:
+        backend.close()
+        raise
+
+
+__all__ = [
+    "Chunk",
+    "Document",
+    "EmbedderError",
+    "EmbedderMismatch",
+    "Hit",
+    "InvalidInput",
+    "InvalidQuery",
+    "MissingDependency",
+    "NotATroveStore",
+    "NotFound",
+    "SchemaTooNew",
+    "Stats",
+    "Store",
+    "StoreError",
+    "TroveError",
+    "WriteResult",
+    "open",
+]

@@ -1,0 +1,498 @@
+"""The SQLite backend: one file (or ``:memory:``), through apsw, with FTS5 and sqlite-vec."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from ..errors import InvalidQuery, NotATroveStore, SchemaTooNew, StoreError
+from ..models import Chunk, Document
+from ..search import snippet
+from ..search.filters import Filters
+from ..search.query import ParsedQuery
+from ..timeutil import to_epoch, to_iso
+from .base import ChunkRow, KeywordHit
+from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_DOC_COLUMNS = [
+    "id",
+    "namespace",
+    "scope",
+    "source",
+    "source_id",
+    "dedupe_key",
+    "doc_type",
+    "title",
+    "author",
+    "participants",
+    "timestamp",
+    "url",
+    "thread_id",
+    "channel",
+    "tags",
+    "metadata",
+    "text",
+    "content_hash",
+    "importance",
+    "author_tier",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "expires_at",
+]
+_HEADER_COLUMNS = [c for c in _DOC_COLUMNS if c != "text"]
+_TIME_COLUMNS = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
+_JSON_LIST_COLUMNS = ("participants", "tags")
+
+
+class SQLiteBackend:
+    """Everything trove stores, in one SQLite file. Thread-safe: one writer at a time."""
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000) -> None:
+        self.path = str(path)
+        self.memory = self.path == ":memory:"
+        if not self.memory:
+            _check_is_sqlite(Path(self.path))
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = apsw.Connection(self.path)
+            self.conn.set_busy_timeout(busy_timeout_ms)
+            version = self._check_is_trove()
+        except apsw.NotADBError:
+            raise NotATroveStore(f"{self.path} is not a SQLite database") from None
+        except apsw.CantOpenError as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from None
+        self._lock = threading.RLock()
+        self._depth = 0
+        if not self.memory:
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        migrate(self.conn, version)
+        self._word_tokenizer = self.conn.fts5_tokenizer(
+            "porter", ["unicode61", "remove_diacritics", "2"]
+        )
+
+    def _check_is_trove(self) -> int:
+        """Schema version of the file; refuses foreign and newer files before any write."""
+        app_id = self._scalar("PRAGMA application_id")
+        version = int(self._scalar("PRAGMA user_version"))
+        if app_id != APPLICATION_ID:
+            if self._scalar("SELECT count(*) FROM sqlite_schema"):
+                raise NotATroveStore(
+                    f"{self.path} is a SQLite database but not a trove store; "
+                    "give trove a new path or a trove file"
+                )
+            return 0
+        if version > LATEST_VERSION:
+            raise SchemaTooNew(
+                f"{self.path} has schema version {version}, newer than this trove "
+                f"understands ({LATEST_VERSION}); upgrade trove to open it"
+            )
+        return version
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic write; nests (inner blocks join the outer transaction)."""
+        with self._lock:
+            self._depth += 1
+            try:
+                if self._depth == 1:
+                    with self.conn:
+                        yield
+                else:
+                    yield
+            finally:
+                self._depth -= 1
+
+    # --- meta -------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        value = self._scalar("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if value is None else str(value)
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        with self.transaction():
+            if value is None:
+                self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+            else:
+                self.conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+
+    # --- documents --------------------------------------------------------------------
+
+    def get_document(self, doc_id: str, *, with_text: bool = True) -> Document | None:
+        columns = _DOC_COLUMNS if with_text else _HEADER_COLUMNS
+        row = self._one(f"SELECT {', '.join(columns)} FROM document WHERE id = ?", (doc_id,))
+        return None if row is None else _document(columns, row)
+
+    def get_documents(self, doc_ids: Sequence[str]) -> dict[str, Document]:
+        """Headers (no text) of several documents, by id."""
+        found: dict[str, Document] = {}
+        for start in range(0, len(doc_ids), 500):
+            part = doc_ids[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            sql = f"SELECT {', '.join(_HEADER_COLUMNS)} FROM document WHERE id IN ({marks})"
+            for row in self.conn.execute(sql, tuple(part)):
+                doc = _document(_HEADER_COLUMNS, row)
+                found[doc.id] = doc
+        return found
+
+    def put_document(self, doc: Document, *, text: bool = True) -> None:
+        """Insert or replace the row; ``text=False`` updates an existing row, text untouched."""
+        values = _row(doc)
+        with self.transaction():
+            if not text:
+                sets = ", ".join(f"{c} = ?" for c in _HEADER_COLUMNS if c != "id")
+                params = [values[c] for c in _HEADER_COLUMNS if c != "id"]
+                self.conn.execute(f"UPDATE document SET {sets} WHERE id = ?", (*params, doc.id))
+                return
+            updates = ", ".join(f"{c} = excluded.{c}" for c in _DOC_COLUMNS if c != "id")
+            self.conn.execute(
+                f"INSERT INTO document ({', '.join(_DOC_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_DOC_COLUMNS))}) "
+                f"ON CONFLICT (id) DO UPDATE SET {updates}",
+                tuple(values[c] for c in _DOC_COLUMNS),
+            )
+
+    def replace_chunks(self, doc_id: str, chunks: Sequence[ChunkRow]) -> list[int]:
+        """Swap a document's chunks (the FTS triggers follow); returns the new chunk ids."""
+        with self.transaction():
+            self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
+            ids: list[int] = []
+            for row in chunks:
+                self.conn.execute(
+                    "INSERT INTO chunk (doc_id, idx, start_char, end_char, heading, head, text, "
+                    "text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        doc_id,
+                        row.chunk.index,
+                        row.chunk.start,
+                        row.chunk.end,
+                        row.chunk.heading,
+                        row.head,
+                        row.text,
+                        row.text_hash,
+                    ),
+                )
+                ids.append(self.conn.last_insert_rowid())
+            return ids
+
+    def set_deleted(self, doc_id: str, when: float | None) -> bool:
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE document SET deleted_at = ?, updated_at = coalesce(?, updated_at) "
+                "WHERE id = ?",
+                (when, when, doc_id),
+            )
+            return self.conn.changes() > 0
+
+    def purge(self, now: float) -> list[str]:
+        """Remove tombstoned and expired documents for good; returns their ids."""
+        with self.transaction():
+            ids = [
+                str(r[0])
+                for r in self.conn.execute(
+                    "SELECT id FROM document WHERE deleted_at IS NOT NULL "
+                    "OR (expires_at IS NOT NULL AND expires_at <= ?)",
+                    (now,),
+                )
+            ]
+            for doc_id in ids:
+                self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
+                self.conn.execute("DELETE FROM document WHERE id = ?", (doc_id,))
+            return ids
+
+    def find_by_hash(self, namespace: str, source: str, content_hash: str) -> list[Document]:
+        rows = self.conn.execute(
+            f"SELECT {', '.join(_HEADER_COLUMNS)} FROM document "
+            "WHERE namespace = ? AND content_hash = ? AND source = ?",
+            (namespace, content_hash, source),
+        )
+        return [_document(_HEADER_COLUMNS, row) for row in rows]
+
+    def source_hashes(self, namespace: str, source: str) -> dict[str, tuple[str, str, bool]]:
+        """source_id -> (doc id, content hash, deleted) for every document of a source."""
+        rows = self.conn.execute(
+            "SELECT source_id, id, content_hash, deleted_at IS NOT NULL FROM document "
+            "WHERE namespace = ? AND source = ? AND source_id IS NOT NULL",
+            (namespace, source),
+        )
+        return {str(r[0]): (str(r[1]), str(r[2]), bool(r[3])) for r in rows}
+
+    # --- keyword search ---------------------------------------------------------------
+
+    def keyword_search(
+        self, query: ParsedQuery, filters: Filters, limit: int, now: float
+    ) -> list[KeywordHit]:
+        """Documents by best-chunk BM25, over the word index, the trigram index or both."""
+        where, params = _filter_sql(filters, now)
+        scores: dict[str, KeywordHit] = {}
+        searches = [("chunk_fts", query.word_match()), ("chunk_tri", query.trigram_match())]
+        for table, match in searches:
+            if match:
+                for hit in self._fts(table, match, where, params, limit):
+                    _merge(scores, hit)
+        if not scores and query.raw is None and query.words and not query.trigrams:
+            # Nothing by whole words: look for them as substrings ("rediss", "kube").
+            fallback = query.latin_trigram_match()
+            if fallback:
+                for hit in self._fts("chunk_tri", fallback, where, params, limit):
+                    _merge(scores, hit)
+        substrings = query.substrings
+        if not scores and query.raw is None and query.trigrams:
+            # No trigram of a short CJK query occurs ("伞北京"): look for its bigrams.
+            substrings = substrings + query.bigrams()
+        if substrings:
+            for hit in self._substring_search(substrings, where, params, limit):
+                _merge(scores, hit)
+        ranked = sorted(scores.values(), key=lambda h: (-h.score, h.doc_id))
+        return ranked[:limit]
+
+    def _fts(
+        self, table: str, match: str, where: str, params: tuple[Any, ...], limit: int
+    ) -> list[KeywordHit]:
+        # Rank chunks inside FTS5 alone (its fast path), then filter and collapse them to
+        # documents; if the filter leaves too few documents, widen the window and retry.
+        window = max(limit * 8, 100)
+        while True:
+            try:
+                ranked = list(
+                    self.conn.execute(
+                        f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? "
+                        "ORDER BY rank LIMIT ?",
+                        (match, window),
+                    )
+                )
+            except apsw.SQLError as exc:
+                raise InvalidQuery(f"cannot parse the query: {exc}") from None
+            allowed = {
+                int(cid): (str(doc_id), Chunk(index=idx, start=s, end=e, heading=h))
+                for cid, doc_id, idx, s, e, h in self.conn.execute(
+                    "SELECT c.id, c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
+                    # CROSS JOIN fixes the join order: the few ranked ids drive the lookups.
+                    "FROM json_each(?) AS r CROSS JOIN chunk c ON c.id = r.value "
+                    f"CROSS JOIN document d ON d.id = c.doc_id WHERE {where}",
+                    (json.dumps([r[0] for r in ranked]), *params),
+                )
+            }
+            best: dict[str, tuple[int, float]] = {}
+            for cid, score in ranked:
+                if cid in allowed and allowed[cid][0] not in best:
+                    best[allowed[cid][0]] = (cid, float(score))
+            if len(best) >= limit or len(ranked) < window:
+                break
+            window *= 8
+        top = list(best.items())[:limit]
+        texts = self._chunk_texts([cid for _, (cid, _) in top])
+        hits = []
+        for doc_id, (cid, score) in top:
+            _, text = texts[cid]
+            snippet = self._snippet(table, match, text)
+            hits.append(KeywordHit(doc_id, cid, score, snippet, allowed[cid][1]))
+        return hits
+
+    def _chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        rows = self.conn.execute(
+            "SELECT id, head, text FROM chunk WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(chunk_ids)),),
+        )
+        return {int(cid): (str(head), str(text)) for cid, head, text in rows}
+
+    def _snippet(self, table: str, match: str, text: str) -> str:
+        terms = _match_terms(match)
+        if table == "chunk_tri":
+            return snippet.make(text, snippet.substring_intervals(text, terms))
+        stems = {t for term in terms for _, _, t in self._tokenize(term.encode(), query=True)}
+        return snippet.make(text, snippet.word_intervals(self._tokenize, text, stems))
+
+    def _tokenize(self, data: bytes, query: bool = False) -> list[tuple[int, int, str]]:
+        reason = apsw.FTS5_TOKENIZE_QUERY if query else apsw.FTS5_TOKENIZE_DOCUMENT
+        tokens: Any = self._word_tokenizer(data, reason, None)
+        return [(int(t[0]), int(t[1]), str(t[2])) for t in tokens]
+
+    def _substring_search(
+        self, terms: Sequence[str], where: str, params: tuple[Any, ...], limit: int
+    ) -> list[KeywordHit]:
+        """Chunks containing CJK words too short for trigrams, scored by a BM25-like tf·idf.
+
+        This scans the chunk text, so it is only used for 1-2 character CJK queries.
+        """
+        contains = " OR ".join("instr(lower(c.head || char(10) || c.text), ?) > 0" for _ in terms)
+        sql = (
+            "SELECT c.doc_id, c.id, c.idx, c.start_char, c.end_char, c.heading, "
+            "lower(c.head || char(10) || c.text), c.text FROM chunk c "
+            f"JOIN document d ON d.id = c.doc_id WHERE ({contains}) AND {where}"
+        )
+        rows = list(self.conn.execute(sql, (*terms, *params)))
+        total = max(1, int(self._scalar("SELECT count(*) FROM chunk")))
+        frequency = {t: sum(1 for r in rows if t in r[6]) for t in terms}
+        best: dict[str, KeywordHit] = {}
+        for doc_id, cid, idx, start, end, heading, folded, text in rows:
+            score = 0.0
+            for term in terms:
+                tf = folded.count(term)
+                if tf:
+                    idf = math.log((total - frequency[term] + 0.5) / (frequency[term] + 0.5) + 1)
+                    score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(folded) / 600))
+            hit = KeywordHit(
+                str(doc_id),
+                int(cid),
+                score,
+                snippet.make(text, snippet.substring_intervals(text, terms)),
+                Chunk(index=idx, start=start, end=end, heading=heading),
+            )
+            _merge(best, hit, keep_best=True)
+        return sorted(best.values(), key=lambda h: -h.score)[:limit]
+
+    # --- statistics -------------------------------------------------------------------
+
+    def stats(self, now: float) -> dict[str, Any]:
+        live = "deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
+
+        def grouped(column: str) -> dict[str, int]:
+            sql = (
+                f"SELECT {column}, count(*) FROM document WHERE {live} GROUP BY 1 ORDER BY 2 DESC"
+            )
+            return {str(k): int(n) for k, n in self.conn.execute(sql, (now,))}
+
+        size = 0
+        if not self.memory:
+            size = sum(
+                os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p)
+            )
+        return {
+            "documents": int(self._scalar(f"SELECT count(*) FROM document WHERE {live}", (now,))),
+            "chunks": int(self._scalar("SELECT count(*) FROM chunk")),
+            "deleted": int(
+                self._scalar("SELECT count(*) FROM document WHERE deleted_at IS NOT NULL")
+            ),
+            "expired": int(
+                self._scalar(
+                    "SELECT count(*) FROM document WHERE deleted_at IS NULL "
+                    "AND expires_at IS NOT NULL AND expires_at <= ?",
+                    (now,),
+                )
+            ),
+            "by_source": grouped("source"),
+            "by_doc_type": grouped("doc_type"),
+            "by_namespace": grouped("namespace"),
+            "text_bytes": int(
+                self._scalar("SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM document")
+            ),
+            "file_bytes": size,
+            "schema_version": int(self._scalar("PRAGMA user_version")),
+        }
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def _scalar(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        row = self._one(sql, params)
+        return None if row is None else row[0]
+
+    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        for row in self.conn.execute(sql, params):
+            return tuple(row)
+        return None
+
+
+def _check_is_sqlite(path: Path) -> None:
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory; give the path of a store file")
+    if path.exists() and path.stat().st_size > 0:
+        with path.open("rb") as handle:
+            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+                raise NotATroveStore(f"{path} is not a SQLite database (nor a trove store)")
+
+
+def _filter_sql(filters: Filters, now: float) -> tuple[str, tuple[Any, ...]]:
+    clauses = [
+        "d.namespace = ?",
+        "d.deleted_at IS NULL",
+        "(d.expires_at IS NULL OR d.expires_at > ?)",
+    ]
+    params: list[Any] = [filters.namespace, now]
+    for column in ("source", "doc_type", "author"):
+        values: tuple[str, ...] = getattr(filters, column)
+        if values:
+            clauses.append(f"d.{column} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    for tag in filters.tags:
+        clauses.append("EXISTS (SELECT 1 FROM json_each(d.tags) WHERE value = ?)")
+        params.append(tag)
+    if filters.since is not None:
+        clauses.append("d.timestamp >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append("d.timestamp <= ?")
+        params.append(filters.until)
+    for key, value in filters.metadata:
+        path = '$."' + key.replace('"', '\\"') + '"'
+        if value is None:
+            clauses.append("json_type(d.metadata, ?) = 'null'")
+            params.append(path)
+        else:
+            clauses.append("json_extract(d.metadata, ?) = ?")
+            params.extend((path, int(value) if isinstance(value, bool) else value))
+    return " AND ".join(clauses), tuple(params)
+
+
+def _merge(scores: dict[str, KeywordHit], hit: KeywordHit, *, keep_best: bool = False) -> None:
+    """Combine evidence for one document: scores from different indexes add up."""
+    current = scores.get(hit.doc_id)
+    if current is None:
+        scores[hit.doc_id] = hit
+    elif keep_best:
+        if hit.score > current.score:
+            scores[hit.doc_id] = hit
+    else:
+        best = hit if hit.score > current.score else current
+        scores[hit.doc_id] = KeywordHit(
+            best.doc_id, best.chunk_id, current.score + hit.score, best.snippet, best.chunk
+        )
+
+
+def _match_terms(match: str) -> list[str]:
+    """The quoted terms of an FTS5 expression (raw syntax keeps its bare words too)."""
+    quoted = re.findall(r'"((?:[^"]|"")*)"', match)
+    bare = re.sub(r'"(?:[^"]|"")*"', " ", match)
+    words = [w for w in re.findall(r"[^\W_]+", bare) if w not in ("AND", "OR", "NOT", "NEAR")]
+    return [q.replace('""', '"') for q in quoted] + words
+
+
+def _row(doc: Document) -> dict[str, Any]:
+    values = {c: getattr(doc, c) for c in _DOC_COLUMNS}
+    for column in _JSON_LIST_COLUMNS:
+        values[column] = json.dumps(list(values[column]), ensure_ascii=False)
+    values["metadata"] = json.dumps(doc.metadata, ensure_ascii=False, sort_keys=True)
+    for column in _TIME_COLUMNS:
+        values[column] = to_epoch(values[column], field=column)
+    return values
+
+
+def _document(columns: Sequence[str], row: Sequence[Any]) -> Document:
+    values = dict(zip(columns, row, strict=True))
+    for column in _JSON_LIST_COLUMNS:
+        values[column] = tuple(json.loads(values[column]))
+    values["metadata"] = json.loads(values["metadata"])
+    for column in _TIME_COLUMNS:
+        values[column] = to_iso(values[column])
+    values.setdefault("text", "")
+    return Document(**values)

@@ -1,0 +1,110 @@
+"""The SQLite schema, built only by numbered migrations recorded in ``PRAGMA user_version``.
+
+A migration is a function ``mNNN_name(conn)``; it runs once, in a transaction with the
+version bump, so a file is always at exactly one schema version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import apsw
+
+# "TROV": marks the file as ours, so a foreign SQLite database is refused untouched.
+APPLICATION_ID = 0x54524F56
+
+
+def m001_initial(conn: apsw.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+
+        CREATE TABLE document (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            scope TEXT NOT NULL DEFAULT 'workspace',
+            source TEXT NOT NULL DEFAULT '',
+            source_id TEXT,
+            dedupe_key TEXT,
+            doc_type TEXT NOT NULL DEFAULT '',
+            title TEXT NOT NULL DEFAULT '',
+            author TEXT NOT NULL DEFAULT '',
+            participants TEXT NOT NULL DEFAULT '[]',
+            timestamp REAL,
+            url TEXT NOT NULL DEFAULT '',
+            thread_id TEXT NOT NULL DEFAULT '',
+            channel TEXT NOT NULL DEFAULT '',
+            tags TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            text TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            importance REAL,
+            author_tier TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            deleted_at REAL,
+            expires_at REAL
+        ) STRICT;
+        CREATE INDEX document_source ON document (namespace, source, source_id);
+        CREATE INDEX document_hash ON document (namespace, content_hash);
+        CREATE INDEX document_time ON document (namespace, timestamp);
+        CREATE INDEX document_updated ON document (namespace, updated_at);
+
+        -- head = title + heading path: indexed with the chunk so titles are searchable.
+        CREATE TABLE chunk (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            doc_id TEXT NOT NULL REFERENCES document (id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            start_char INTEGER NOT NULL,
+            end_char INTEGER NOT NULL,
+            heading TEXT NOT NULL DEFAULT '',
+            head TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            UNIQUE (doc_id, idx)
+        ) STRICT;
+
+        -- Both full-text indexes read their text from the chunk table (external content)
+        -- and are kept in step by triggers, inside the writer's transaction.
+        CREATE VIRTUAL TABLE chunk_fts USING fts5 (
+            head, text, content='chunk', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE chunk_tri USING fts5 (
+            head, text, content='chunk', content_rowid='id', tokenize='trigram'
+        );
+        CREATE TRIGGER chunk_ai AFTER INSERT ON chunk BEGIN
+            INSERT INTO chunk_fts (rowid, head, text) VALUES (new.id, new.head, new.text);
+            INSERT INTO chunk_tri (rowid, head, text) VALUES (new.id, new.head, new.text);
+        END;
+        CREATE TRIGGER chunk_ad AFTER DELETE ON chunk BEGIN
+            INSERT INTO chunk_fts (chunk_fts, rowid, head, text)
+                VALUES ('delete', old.id, old.head, old.text);
+            INSERT INTO chunk_tri (chunk_tri, rowid, head, text)
+                VALUES ('delete', old.id, old.head, old.text);
+        END;
+
+        CREATE TABLE edge (
+            src TEXT NOT NULL REFERENCES document (id) ON DELETE CASCADE,
+            dst TEXT NOT NULL REFERENCES document (id) ON DELETE CASCADE,
+            type TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (src, dst, type)
+        ) STRICT;
+        CREATE INDEX edge_dst ON edge (dst, type);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_initial]
+LATEST_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: apsw.Connection, current: int) -> None:
+    """Bring a file from ``current`` to ``LATEST_VERSION``, one transaction per step."""
+    for version in range(current + 1, LATEST_VERSION + 1):
+        with conn:
+            MIGRATIONS[version - 1](conn)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {version}")

@@ -1,0 +1,297 @@
+"""The ``trove`` command: parse, call one library method, print (rich, or ``--json``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+import trove
+
+from ..errors import TroveError
+from ..ingest.walk import iter_files
+from ..models import Hit
+from ..search import snippet
+
+F = TypeVar("F", bound=Callable[..., Any])
+console = Console()
+errors = Console(stderr=True)
+
+
+def default_db() -> Path:
+    """``$TROVE_DB``, else ``trove.db`` in the user's data directory."""
+    import platformdirs
+
+    return platformdirs.user_data_path("trove", appauthor=False) / "trove.db"
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+
+
+def _emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+@contextmanager
+def _store(ctx: click.Context) -> Iterator[trove.Store]:
+    """The store named by --db; library errors in the block become a clean message."""
+    try:
+        with trove.open(ctx.obj["db"]) as kb:
+            yield kb
+    except TroveError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint=option)
+        try:
+            found[key] = json.loads(raw)
+        except ValueError:
+            found[key] = raw
+    return found
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="TROVE_DB",
+    help="Store file (default: $TROVE_DB, else trove.db in the user data directory).",
+)
+@click.version_option(trove.__version__, prog_name="trove")
+@click.pass_context
+def cli(ctx: click.Context, db: Path | None) -> None:
+    """trove: a local-first knowledge store. Keep documents, find them again."""
+    ctx.obj = {"db": db or default_db()}
+
+
+@cli.command()
+@click.argument("text", required=False)
+@click.option("--title", default="", help="Title of the document.")
+@click.option("--source", default="", help="Where it came from (e.g. notes, mail).")
+@click.option("--source-id", help="Its id within the source; re-adding it updates in place.")
+@click.option("--doc-type", default="", help="Kind of document (note, email, chat ...).")
+@click.option("--author", default="")
+@click.option("--participant", "participants", multiple=True, help="Repeatable.")
+@click.option("--timestamp", help="ISO-8601 time, e.g. 2026-11-03T09:00:00Z.")
+@click.option("--url", default="")
+@click.option("--thread-id", default="")
+@click.option("--channel", default="")
+@click.option("--tag", "tags", multiple=True, help="Repeatable.")
+@click.option("--meta", "meta", multiple=True, help="KEY=VALUE metadata (JSON values parsed).")
+@click.option("--namespace", default="default")
+@click.option("--dedupe-key", help="A key of your own; writing it again updates in place.")
+@click.option("--expires-at", help="ISO-8601 time after which the document disappears.")
+@json_option
+@click.pass_context
+def add(
+    ctx: click.Context, text: str | None, meta: tuple[str, ...], as_json: bool, **fields: Any
+) -> None:
+    """Add one document: TEXT, or standard input when TEXT is omitted or '-'."""
+    if text is None or text == "-":
+        # Bytes, not sys.stdin's text mode, which would turn CRLF into LF.
+        data = sys.stdin.buffer.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise click.ClickException(f"standard input is not UTF-8 (byte {exc.start})") from None
+    metadata = _pairs(meta, "--meta")
+    with _store(ctx) as kb:
+        result = kb.write_many([{"text": text, "metadata": metadata, **fields}])[0]
+    if as_json:
+        _emit({"id": result.id, "action": result.action})
+    else:
+        console.print(f"{result.action} [bold]{result.id}[/bold]")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--source", help="Source name (default: the folder's name).")
+@click.option("--namespace", default="default")
+@click.option("--glob", "include", multiple=True, help="Only paths matching (repeatable).")
+@click.option("--exclude", multiple=True, help="Skip paths matching (repeatable).")
+@click.option("--sync", is_flag=True, help="Tombstone documents whose file is gone.")
+@json_option
+@click.pass_context
+def ingest(ctx: click.Context, paths: tuple[Path, ...], as_json: bool, **options: Any) -> None:
+    """Add the .md and .txt files under PATHS; unchanged files are skipped."""
+    with _store(ctx) as kb:
+        reports = [_ingest_one(kb, path, options, quiet=as_json) for path in paths]
+    if as_json:
+        _emit(reports if len(reports) > 1 else reports[0])
+        return
+    for report in reports:
+        for problem in report["skipped"] + report["failed"]:
+            errors.print(f"skipped {problem['path']}: {problem['reason']}", highlight=False)
+        console.print(
+            f"{report['path']}: {report['added']} added, {report['updated']} updated, "
+            f"{report['unchanged']} unchanged, {report['deleted']} deleted, "
+            f"{len(report['skipped'])} skipped, {len(report['failed'])} failed"
+        )
+
+
+def _ingest_one(
+    kb: trove.Store, path: Path, options: dict[str, Any], *, quiet: bool
+) -> dict[str, Any]:
+    files = iter_files(path.resolve(), options["include"], options["exclude"])
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[current]}"),
+        console=errors,
+        transient=True,
+        disable=quiet or not errors.is_terminal,
+    ) as bar:
+        task = bar.add_task(path.name or str(path), total=sum(1 for _ in files), current="")
+        report = kb.ingest(
+            path, progress=lambda rel: bar.update(task, advance=1, current=rel), **options
+        )
+    return {"path": str(path), **report.to_dict()}
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=0))
+@click.option("--mode", default="keyword", show_default=True, help="keyword")
+@click.option("--source", multiple=True, help="Only these sources (repeatable).")
+@click.option("--doc-type", multiple=True)
+@click.option("--author", multiple=True)
+@click.option("--tag", "tags", multiple=True, help="Documents with all these tags.")
+@click.option("--since", help="On or after this time (ISO-8601).")
+@click.option("--until", help="On or before this time (ISO-8601).")
+@click.option("--namespace", default="default")
+@click.option("--meta", multiple=True, help="KEY=VALUE metadata equality (repeatable).")
+@click.option("--raw", is_flag=True, help="QUERY is FTS5 syntax, not plain text.")
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context, query: str, meta: tuple[str, ...], as_json: bool, **options: Any
+) -> None:
+    """Search the store; one line per document, best first."""
+    filters = {k: v for k, v in options.items() if v not in ((), None)}
+    if meta:
+        filters["metadata"] = _pairs(meta, "--meta")
+    with _store(ctx) as kb:
+        hits = kb.search(query, **filters)
+    if as_json:
+        _emit([hit.to_dict() for hit in hits])
+        return
+    if not hits:
+        errors.print("no results")
+    for rank, hit in enumerate(hits, 1):
+        _print_hit(rank, hit)
+
+
+def _print_hit(rank: int, hit: Hit) -> None:
+    where = ":".join(part for part in (hit.source, hit.source_id or "") if part)
+    line = Text(f"{rank:>2}. ")
+    line.append(hit.title or "(untitled)", style="bold")
+    line.append(f"  {where}  {hit.doc_id}  {hit.score:.2f}", style="dim")
+    console.print(line)
+    body = Text("    ")
+    for i, part in enumerate(hit.snippet.replace(snippet.CLOSE, snippet.OPEN).split(snippet.OPEN)):
+        body.append(part, style="bold yellow" if i % 2 else "")
+    console.print(body)
+
+
+@cli.command()
+@click.argument("doc_id")
+@json_option
+@click.pass_context
+def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
+    """Print a document's text exactly as stored (--json: with its provenance)."""
+    with _store(ctx) as kb:
+        doc = kb.get(doc_id)
+    if doc is None:
+        raise click.ClickException(f"no document with id {doc_id!r}")
+    if as_json:
+        _emit(doc.to_dict())
+    else:
+        sys.stdout.buffer.write(doc.text.encode("utf-8"))
+        sys.stdout.flush()
+
+
+@cli.command()
+@click.argument("doc_ids", nargs=-1, required=True)
+@json_option
+@click.pass_context
+def rm(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
+    """Delete documents (tombstone; `trove restore` brings them back until `trove purge`)."""
+    with _store(ctx) as kb:
+        for doc_id in doc_ids:
+            kb.delete(doc_id)
+    if as_json:
+        _emit({"deleted": list(doc_ids)})
+    else:
+        console.print(f"deleted {len(doc_ids)} document(s)")
+
+
+@cli.command()
+@click.argument("doc_ids", nargs=-1, required=True)
+@json_option
+@click.pass_context
+def restore(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
+    """Undo `trove rm`."""
+    with _store(ctx) as kb:
+        for doc_id in doc_ids:
+            kb.restore(doc_id)
+    if as_json:
+        _emit({"restored": list(doc_ids)})
+    else:
+        console.print(f"restored {len(doc_ids)} document(s)")
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def purge(ctx: click.Context, as_json: bool) -> None:
+    """Remove deleted and expired documents for good."""
+    with _store(ctx) as kb:
+        count = kb.purge()
+    if as_json:
+        _emit({"purged": count})
+    else:
+        console.print(f"purged {count} document(s)")
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """What the store holds."""
+    with _store(ctx) as kb:
+        data = kb.stats().to_dict()
+    data["path"] = str(ctx.obj["db"])
+    if as_json:
+        _emit(data)
+        return
+    table = Table(show_header=False, box=None)
+    for key in ("path", "documents", "chunks", "deleted", "expired", "text_bytes", "file_bytes"):
+        table.add_row(key, str(data[key]))
+    for key in ("by_source", "by_doc_type", "by_namespace"):
+        table.add_row(key, ", ".join(f"{k or '-'}: {v}" for k, v in data[key].items()) or "-")
+    console.print(table)
+
+
+def main() -> None:
+    cli(prog_name="trove")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""The values trove hands back: documents, chunks, hits and store statistics."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Document:
+    """One stored thing, with its full text exactly as given and where it came from.
+
+    Times are ISO-8601 UTC strings (``2026-11-03T09:00:00Z``) or None.
+    """
+
+    id: str
+    text: str
+    namespace: str = "default"
+    scope: str = "workspace"
+    source: str = ""
+    source_id: str | None = None
+    dedupe_key: str | None = None
+    doc_type: str = ""
+    title: str = ""
+    author: str = ""
+    participants: tuple[str, ...] = ()
+    timestamp: str | None = None
+    url: str = ""
+    thread_id: str = ""
+    channel: str = ""
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    content_hash: str = ""
+    importance: float | None = None
+    author_tier: str = ""
+    created_at: str | None = None
+    updated_at: str | None = None
+    deleted_at: str | None = None
+    expires_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["participants"] = list(self.participants)
+        data["tags"] = list(self.tags)
+        return data
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A span ``text[start:end]`` of a document, with the Markdown headings above it."""
+
+    index: int
+    start: int
+    end: int
+    heading: str = ""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: a document, the chunk that matched best, and why it matched."""
+
+    doc_id: str
+    score: float
+    title: str
+    source: str
+    source_id: str | None
+    snippet: str
+    chunk: Chunk
+    namespace: str = "default"
+    doc_type: str = ""
+    author: str = ""
+    participants: tuple[str, ...] = ()
+    timestamp: str | None = None
+    url: str = ""
+    thread_id: str = ""
+    channel: str = ""
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    explain: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["participants"] = list(self.participants)
+        data["tags"] = list(self.tags)
+        if self.explain is None:
+            del data["explain"]
+        return data
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What a store holds; computing it never loads an embedding model."""
+
+    documents: int
+    chunks: int
+    deleted: int
+    expired: int
+    by_source: dict[str, int]
+    by_doc_type: dict[str, int]
+    by_namespace: dict[str, int]
+    text_bytes: int
+    file_bytes: int
+    schema_version: int
+    embedder: dict[str, Any] | None
+    vectors: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,84 @@
+"""Search filters: validated once here, turned into SQL by each backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidQuery
+from ..timeutil import TimeLike, to_epoch
+
+FILTER_NAMES = (
+    "namespace",
+    "source",
+    "doc_type",
+    "author",
+    "tags",
+    "since",
+    "until",
+    "metadata",
+)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a hit must satisfy. Tuples mean "any of"; ``tags`` means "all of"."""
+
+    namespace: str = "default"
+    source: tuple[str, ...] = ()
+    doc_type: tuple[str, ...] = ()
+    author: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    since: float | None = None
+    until: float | None = None
+    metadata: tuple[tuple[str, Any], ...] = field(default=())
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        namespace: str = "default",
+        source: str | Iterable[str] | None = None,
+        doc_type: str | Iterable[str] | None = None,
+        author: str | Iterable[str] | None = None,
+        tags: str | Iterable[str] | None = None,
+        since: TimeLike | None = None,
+        until: TimeLike | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        **unknown: Any,
+    ) -> Filters:
+        if unknown:
+            names = ", ".join(sorted(unknown))
+            raise InvalidQuery(f"unknown filter {names}; known filters: {', '.join(FILTER_NAMES)}")
+        if not isinstance(namespace, str) or not namespace:
+            raise InvalidQuery("namespace must be a non-empty string")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidQuery("metadata filter must be a mapping of key to value")
+        for key, value in (metadata or {}).items():
+            if not isinstance(value, str | int | float | bool) and value is not None:
+                raise InvalidQuery(f"metadata filter {key!r}: only scalar values can be matched")
+        try:
+            start = to_epoch(since, field="since")
+            end = to_epoch(until, field="until")
+        except Exception as exc:
+            raise InvalidQuery(str(exc)) from None
+        return cls(
+            namespace=namespace,
+            source=_strings(source, "source"),
+            doc_type=_strings(doc_type, "doc_type"),
+            author=_strings(author, "author"),
+            tags=_strings(tags, "tags"),
+            since=start,
+            until=end,
+            metadata=tuple(sorted((metadata or {}).items())),
+        )
+
+
+def _strings(value: str | Iterable[str] | None, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(item, str) for item in items):
+        raise InvalidQuery(f"{name} filter must be a string or a list of strings")
+    return items
