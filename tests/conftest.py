@@ -21,5 +21,5 @@ def db_path(tmp_path: Path) -> Path:
 def kb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[trove.Store]:
     """A keyword-only store; every test using it runs on a file and in memory."""
     target = ":memory:" if request.param == "memory" else tmp_path / "kb.db"
-    with trove.open(target) as store:
+    with trove.open(target, embedder=None) as store:
         yield store

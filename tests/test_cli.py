@@ -17,7 +17,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "notes"
 
 @pytest.fixture
 def run(db_path: Path):
-    runner = CliRunner()
+    runner = CliRunner(env={"TROVE_EMBEDDER": "hash:64"})  # plumbing: a fast fake model
 
     def invoke(*args: str, input: str | None = None, code: int = 0):
         result = runner.invoke(cli, ["--db", str(db_path), *args], input=input)
@@ -119,7 +119,7 @@ def test_stats(run) -> None:
 def test_errors_are_messages_with_nonzero_exit(run, tmp_path: Path) -> None:
     assert "no document with id 'nope'" in run("get", "nope", code=1).stderr
     assert "no document with id 'nope'" in run("rm", "nope", code=1).stderr
-    assert "unknown mode" in run("search", "x", "--mode", "psychic", code=1).stderr
+    assert "is not one of" in run("search", "x", "--mode", "psychic", code=2).stderr
     assert "not an ISO-8601" in run("add", "x", "--timestamp", "soon", code=1).stderr
     assert "KEY=VALUE" in run("search", "x", "--meta", "novalue", code=2).stderr
     assert "cannot parse" in run("search", '"open', "--raw", code=1).stderr

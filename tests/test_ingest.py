@@ -112,7 +112,7 @@ def test_50_mb_text_file_is_stored_with_bounded_memory(db_path: Path, tmp_path: 
             handle.write(line if i != 400_000 else "a unique needle zyzzyva appears here. ")
     size = big.stat().st_size
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    with trove.open(db_path) as kb:
+    with trove.open(db_path, embedder=None) as kb:
         assert kb.ingest(big.parent).added == 1
         hits = kb.search("zyzzyva")
         assert len(hits) == 1 and "«zyzzyva»" in hits[0].snippet

@@ -15,6 +15,7 @@ from typing import Any
 from .errors import (
     EmbedderError,
     EmbedderMismatch,
+    Forbidden,
     InvalidInput,
     InvalidQuery,
     MissingDependency,
@@ -24,8 +25,10 @@ from .errors import (
     StoreError,
     TroveError,
 )
-from .models import Chunk, Document, Hit, Stats
-from .store import Store, WriteResult
+from .models import Chunk, Document, Edge, Hit, Page, Stats
+from .store import Store
+from .workspace import Workspace
+from .writer import WriteResult
 
 __version__ = "0.1.0"
 
@@ -33,7 +36,10 @@ __version__ = "0.1.0"
 def open(target: str | os.PathLike[str], **options: Any) -> Store:
     """Open (or create) a store: a file path or ``":memory:"``.
 
-    Options: ``chunk_chars`` and ``chunk_overlap`` (chunk size in characters).
+    Options: ``embedder`` (``"auto"``: the file's own, else ``"default"``; a name, an
+    :class:`~trove.embedders.Embedder`, or None for keyword only), ``fusion``,
+    ``keyword_weight``, ``chunk_chars``, ``chunk_overlap``, ``author_tier``,
+    ``busy_timeout_ms``.
     """
     from .backends.sqlite import SQLiteBackend
 
@@ -49,19 +55,23 @@ def open(target: str | os.PathLike[str], **options: Any) -> Store:
 __all__ = [
     "Chunk",
     "Document",
+    "Edge",
     "EmbedderError",
     "EmbedderMismatch",
+    "Forbidden",
     "Hit",
     "InvalidInput",
     "InvalidQuery",
     "MissingDependency",
     "NotATroveStore",
     "NotFound",
+    "Page",
     "SchemaTooNew",
     "Stats",
     "Store",
     "StoreError",
     "TroveError",
+    "Workspace",
     "WriteResult",
     "open",
 ]

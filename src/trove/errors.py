@@ -15,6 +15,10 @@ class InvalidQuery(TroveError):
     """A search request that cannot be run: unknown filter, bad mode, bad raw syntax."""
 
 
+class Forbidden(TroveError):
+    """The caller may not do this here (a denied write, a global write without the right)."""
+
+
 class InvalidInput(TroveError):
     """A value given to a write that trove cannot store (bad timestamp, bad tag ...)."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .timeutil import now, to_epoch
+
 
 @dataclass(frozen=True)
 class Document:
@@ -17,6 +19,7 @@ class Document:
     text: str
     namespace: str = "default"
     scope: str = "workspace"
+    session_id: str = ""
     source: str = ""
     source_id: str | None = None
     dedupe_key: str | None = None
@@ -38,10 +41,22 @@ class Document:
     deleted_at: str | None = None
     expires_at: str | None = None
 
+    @property
+    def expired(self) -> bool:
+        """True once ``expires_at`` has passed (the item is then gone from search and get)."""
+        expires = to_epoch(self.expires_at)
+        return expires is not None and expires <= now()
+
+    @property
+    def deleted(self) -> bool:
+        return self.deleted_at is not None
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["participants"] = list(self.participants)
         data["tags"] = list(self.tags)
+        data["expired"] = self.expired
+        data["deleted"] = self.deleted
         return data
 
 
@@ -76,15 +91,45 @@ class Hit:
     channel: str = ""
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    scope: str = "workspace"
+    importance: float | None = None
     explain: dict[str, Any] | None = None
+    # Set on documents that search(expand=...) added: the hit and edge that led here.
+    linked_from: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["participants"] = list(self.participants)
         data["tags"] = list(self.tags)
-        if self.explain is None:
-            del data["explain"]
+        for optional in ("explain", "linked_from"):
+            if data[optional] is None:
+                del data[optional]
         return data
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A typed, weighted link from one document to another."""
+
+    src: str
+    dst: str
+    type: str
+    weight: float = 1.0
+    created_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of :meth:`Store.list`; pass ``cursor`` back to get the next one."""
+
+    items: list[Document]
+    cursor: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"items": [d.to_dict() for d in self.items], "cursor": self.cursor}
 
 
 @dataclass(frozen=True)

@@ -1,54 +1,55 @@
-"""Store: the public API. Id rules, chunking and search fusion live here, once, above a
-backend that only keeps rows and answers index queries."""
+"""Store: the public API, written once above a backend that keeps rows and indexes."""
 
 from __future__ import annotations
 
-import hashlib
+import base64
+import builtins
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from .backends.base import Backend, ChunkRow
-from .errors import InvalidInput, InvalidQuery, NotFound
-from .ids import document_id
-from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP, chunk_text
-from .ingest.walk import IngestReport
-from .models import Document, Hit, Stats
+import numpy as np
+
+from . import writer
+from .backends.base import ChunkRow, KeywordHit
+from .embedders.base import Embedder, scripts_of
+from .errors import EmbedderMismatch, InvalidInput, InvalidQuery, NotFound
+from .events import EVENT_KINDS, Events
+from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
+from .models import Chunk, Document, Edge, Hit, Page, Stats
+from .search import snippet
 from .search.filters import Filters
-from .search.query import parse
-from .timeutil import TimeLike, now, to_epoch, to_iso
+from .search.query import ParsedQuery, parse
+from .search.ranking import FUSIONS, fuse
+from .timeutil import TimeLike, now, to_epoch
+from .writer import Vectors, WriteResult
 
-MODES = ("keyword",)
-_ADD_FIELDS = frozenset(
-    [
-        "text",
-        "source",
-        "source_id",
-        "doc_type",
-        "title",
-        "author",
-        "participants",
-        "timestamp",
-        "url",
-        "thread_id",
-        "channel",
-        "tags",
-        "metadata",
-        "namespace",
-        "dedupe_key",
-        "expires_at",
-    ]
-)
-# Fields whose change alters what is indexed, so chunks are rebuilt.
-_INDEXED = ("content_hash", "title")
-_COMPARED = [
-    "namespace",
-    "scope",
+if TYPE_CHECKING:
+    from .backends.sqlite import SQLiteBackend
+    from .backends.sqlite_vectors import EmbedderLock
+    from .ingest.walk import IngestReport
+    from .search.semantic import SemanticSearcher
+    from .workspace import Workspace
+
+MODES = ("keyword", "semantic", "hybrid")
+# The embedder the file was made with, else "default".
+AUTO = "auto"
+# Hybrid: each retriever contributes its top documents to the fusion.
+_FUSION_DEPTH = 100
+# Convex weights (keyword, semantic), chosen on SciFact train (bench/quality.py --tune).
+KEYWORD_WEIGHT = 0.5
+
+EmbedderSpec = str | Embedder | None
+_UPDATABLE = frozenset({"text", "title", "tags", "metadata", "importance", "expires_at", "ttl"})
+# What an update carries over from the stored document.
+_KEPT = [
+    "text",
     "source",
     "source_id",
-    "dedupe_key",
     "doc_type",
     "title",
     "author",
@@ -59,19 +60,12 @@ _COMPARED = [
     "channel",
     "tags",
     "metadata",
-    "content_hash",
-    "importance",
-    "author_tier",
+    "namespace",
+    "dedupe_key",
     "expires_at",
+    "scope",
+    "importance",
 ]
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    """What one write did: ``added``, ``updated``, ``unchanged`` or ``restored``."""
-
-    id: str
-    action: str
 
 
 class Store:
@@ -79,14 +73,30 @@ class Store:
 
     def __init__(
         self,
-        backend: Backend,
+        backend: SQLiteBackend,
         *,
+        embedder: EmbedderSpec = AUTO,
         chunk_chars: int = DEFAULT_MAX_CHARS,
         chunk_overlap: int = DEFAULT_OVERLAP,
+        fusion: str = "convex",
+        keyword_weight: float = KEYWORD_WEIGHT,
+        author_tier: str = "explicit",
     ) -> None:
+        if fusion not in FUSIONS:
+            raise InvalidQuery(f"unknown fusion {fusion!r}; use one of: {', '.join(FUSIONS)}")
         self.backend = backend
         self.chunk_chars = chunk_chars
         self.chunk_overlap = chunk_overlap
+        self.fusion = fusion
+        self.keyword_weight = keyword_weight
+        self._request = embedder
+        self._embedder: Embedder | None = None
+        self._searcher: SemanticSearcher | None = None
+        self._lock = threading.RLock()
+        self.author_tier = author_tier
+        self.events = Events()
+        if embedder is not None and embedder != AUTO:
+            self._check_lock(self._resolve())  # a mismatch fails at open, file untouched
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -98,6 +108,76 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # --- embedder ---------------------------------------------------------------------
+
+    @property
+    def has_embedder(self) -> bool:
+        """False for a keyword-only store (opened with ``embedder=None``)."""
+        return self._request is not None
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder, created on first use (a keyword-only session never loads one)."""
+        return None if self._request is None else self._resolve()
+
+    def _resolve(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                from .embedders import get_embedder
+
+                request = self._request
+                if request == AUTO:
+                    lock = self.backend.vector_lock()
+                    request = lock.spec if lock is not None else "default"
+                assert request is not None
+                self._embedder = get_embedder(request)
+            return self._embedder
+
+    def _check_lock(self, embedder: Embedder) -> EmbedderLock | None:
+        lock = self.backend.vector_lock()
+        if lock is None:
+            return None
+        dimension = getattr(embedder, "dimension", None)
+        if embedder.model_id != lock.model_id or (dimension and dimension != lock.dimension):
+            raise EmbedderMismatch(
+                f"this store's vectors were made by {lock.model_id} ({lock.dimension}-d), "
+                f"not {embedder.model_id}; open it with embedder={lock.spec!r}, or switch "
+                f"with `trove reembed --embedder NAME` (Store.reembed)"
+            )
+        return lock
+
+    def vectors_for(self, rows: Sequence[ChunkRow]) -> Vectors | None:
+        """Vectors for new chunk rows: reused by text hash where stored, else embedded."""
+        if self._request is None:
+            return None
+        embedder = self._resolve()
+        lock = self._check_lock(embedder)
+        if not rows:
+            return None if lock is None else Vectors(lock.table, _empty(lock.dimension))
+        known = {} if lock is None else self.backend.vectors_by_hash(lock.table, _hashes(rows))
+        todo = [i for i, row in enumerate(rows) if row.text_hash not in known]
+        embedded = embedder.embed(
+            [writer.embedding_text(rows[i].head, rows[i].text) for i in todo]
+        )
+        if lock is None:
+            lock = self.backend.lock_vectors(
+                _spec(self._request, embedder), embedder.model_id, embedded.shape[1]
+            )
+        matrix = np.empty((len(rows), lock.dimension), dtype=np.float32)
+        for i, row in enumerate(rows):
+            if row.text_hash in known:
+                matrix[i] = known[row.text_hash]
+        if todo:
+            matrix[todo] = embedded
+        return Vectors(lock.table, matrix)
+
+    def vectors_written(
+        self, dropped: Sequence[int], ids: Sequence[int], matrix: np.ndarray
+    ) -> None:
+        if self._searcher is not None:
+            self._searcher.removed(dropped)
+            self._searcher.added(ids, matrix)
 
     # --- writing ----------------------------------------------------------------------
 
@@ -120,110 +200,50 @@ class Store:
         namespace: str = "default",
         dedupe_key: str | None = None,
         expires_at: TimeLike | None = None,
+        scope: str = "workspace",
+        session: str | None = None,
+        importance: float | None = None,
+        ttl: float | None = None,
     ) -> str:
         """Store a document and return its id.
 
         The id is stable: the same ``(namespace, source, source_id)``, or the same
-        ``dedupe_key``, updates the document in place; identical content is a no-op.
+        ``dedupe_key`` within ``(namespace, scope)``, updates the document in place;
+        identical content is a no-op. ``scope`` is ``workspace``, ``session`` (visible
+        only to readers of the same ``session``) or ``global`` (readable from every
+        namespace); ``ttl`` is seconds until the document expires.
         """
         record = dict(locals())
         del record["self"]
         return self.write_many([record])[0].id
 
-    def add_many(self, items: Iterable[Mapping[str, Any]], *, batch_size: int = 500) -> list[str]:
+    def add_many(self, items: Iterable[Mapping[str, Any]], *, batch_size: int = 256) -> list[str]:
         """Store many documents (dicts of :meth:`add`'s arguments), one transaction per batch."""
         return [result.id for result in self.write_many(items, batch_size=batch_size)]
 
     def write_many(
-        self, items: Iterable[Mapping[str, Any]], *, batch_size: int = 500
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        batch_size: int = 256,
+        author_tier: str | None = None,
     ) -> list[WriteResult]:
-        """Like :meth:`add_many`, saying for each item what the write did."""
+        """Like :meth:`add_many`, saying for each item what the write did.
+
+        ``author_tier`` is set by the interface that received the writes (default: the
+        store's, ``explicit`` for library calls).
+        """
+        tier = author_tier or self.author_tier
         results: list[WriteResult] = []
         batch: list[Document] = []
         for item in items:
-            batch.append(self._prepare(item))
+            batch.append(writer.prepare(item, author_tier=tier))
             if len(batch) >= batch_size:
-                results.extend(self._write_batch(batch))
+                results.extend(writer.write_batch(self, batch))
                 batch = []
         if batch:
-            results.extend(self._write_batch(batch))
+            results.extend(writer.write_batch(self, batch))
         return results
-
-    def _prepare(self, item: Mapping[str, Any]) -> Document:
-        unknown = set(item) - _ADD_FIELDS
-        if unknown:
-            raise InvalidInput(f"unknown field {', '.join(sorted(unknown))}")
-        text = item.get("text")
-        if not isinstance(text, str):
-            raise InvalidInput(f"text must be a string, not {type(text).__name__}")
-        try:
-            content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        except UnicodeEncodeError:
-            raise InvalidInput("text contains lone surrogates; it is not valid Unicode") from None
-        namespace = _string(item, "namespace", "default")
-        if not namespace:
-            raise InvalidInput("namespace must not be empty")
-        source = _string(item, "source")
-        source_id = item.get("source_id")
-        source_id = None if source_id is None else str(source_id)
-        dedupe_key = item.get("dedupe_key")
-        dedupe_key = None if dedupe_key is None else str(dedupe_key)
-        metadata = dict(item.get("metadata") or {})
-        try:
-            json.dumps(metadata)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInput(f"metadata must be JSON-serializable: {exc}") from None
-        stamp = to_epoch(item.get("timestamp"), field="timestamp")
-        expires = to_epoch(item.get("expires_at"), field="expires_at")
-        return Document(
-            id=document_id(namespace, "workspace", source, source_id, dedupe_key, content_hash),
-            text=text,
-            namespace=namespace,
-            source=source,
-            source_id=source_id,
-            dedupe_key=dedupe_key,
-            doc_type=_string(item, "doc_type"),
-            title=_string(item, "title"),
-            author=_string(item, "author"),
-            participants=_strings(item, "participants"),
-            timestamp=to_iso(stamp),
-            url=_string(item, "url"),
-            thread_id=_string(item, "thread_id"),
-            channel=_string(item, "channel"),
-            tags=_strings(item, "tags"),
-            metadata=metadata,
-            content_hash=content_hash,
-            expires_at=to_iso(expires),
-        )
-
-    def _write_batch(self, docs: Sequence[Document]) -> list[WriteResult]:
-        latest = {doc.id: doc for doc in docs}  # the last write of an id in a batch wins
-        results: dict[str, WriteResult] = {}
-        stamp = to_iso(now())
-        with self.backend.transaction():
-            for doc in latest.values():
-                old = self.backend.get_document(doc.id, with_text=False)
-                if old is not None and old.deleted_at is None and _same(old, doc):
-                    results[doc.id] = WriteResult(doc.id, "unchanged")
-                    continue
-                created = old.created_at if old is not None else stamp
-                new = replace(doc, created_at=created, updated_at=stamp)
-                reindex = old is None or any(getattr(old, f) != getattr(new, f) for f in _INDEXED)
-                self.backend.put_document(new, text=reindex)
-                if reindex:
-                    self.backend.replace_chunks(new.id, self._chunk_rows(new))
-                action = "added" if old is None else "restored" if old.deleted_at else "updated"
-                results[doc.id] = WriteResult(doc.id, action)
-        return [results[doc.id] for doc in docs]
-
-    def _chunk_rows(self, doc: Document) -> list[ChunkRow]:
-        rows = []
-        for chunk in chunk_text(doc.text, max_chars=self.chunk_chars, overlap=self.chunk_overlap):
-            text = doc.text[chunk.start : chunk.end]
-            head = " > ".join(part for part in (doc.title, chunk.heading) if part)
-            digest = hashlib.sha256(f"{head}\x00{text}".encode()).hexdigest()
-            rows.append(ChunkRow(chunk=chunk, head=head, text=text, text_hash=digest))
-        return rows
 
     def delete(self, doc_id: str) -> None:
         """Tombstone a document: gone from search and :meth:`get`, back with :meth:`restore`."""
@@ -232,6 +252,7 @@ class Store:
             raise NotFound(f"no document with id {doc_id!r}")
         if doc.deleted_at is None:
             self.backend.set_deleted(doc_id, now())
+            self.notify("deleted", doc)
 
     def restore(self, doc_id: str) -> None:
         """Undo :meth:`delete` (until :meth:`purge` removes the document for good)."""
@@ -243,7 +264,150 @@ class Store:
 
     def purge(self) -> int:
         """Remove tombstoned and expired documents for good; returns how many."""
-        return len(self.backend.purge(now()))
+        purged = len(self.backend.purge(now()))
+        if purged and self._searcher is not None:
+            self._searcher.reset()
+        return purged
+
+    def reembed(
+        self,
+        embedder: EmbedderSpec = AUTO,
+        *,
+        missing: bool = False,
+        batch_size: int = 256,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Rebuild vectors; returns how many chunks were embedded.
+
+        ``missing=True`` embeds only chunks without a vector (after a crash, or for a
+        store that was written keyword-only). Otherwise every chunk is embedded with
+        ``embedder`` into a new table, and the store switches to it in one transaction:
+        a crash midway leaves the old vectors in use.
+        """
+        from .backends.sqlite_vectors import EmbedderLock
+        from .embedders import get_embedder
+
+        if embedder == AUTO:
+            target = self._resolve() if self._request is not None else get_embedder("default")
+        elif embedder is None:
+            raise InvalidQuery("reembed needs an embedder")
+        else:
+            target = get_embedder(embedder)
+        lock = self.backend.vector_lock()
+        if missing and lock is not None:
+            self._check_lock(target)
+            table, dimension = lock.table, lock.dimension
+        else:
+            dimension = target.embed(["dimension probe"]).shape[1]
+            table = self.backend.begin_rebuild(dimension)
+        done = 0
+        for rows in self.backend.chunks_without_vectors(table, batch=batch_size):
+            matrix = target.embed([writer.embedding_text(head, text) for _, head, text in rows])
+            self.backend.put_vectors(table, [cid for cid, _, _ in rows], matrix)
+            done += len(rows)
+            if progress:
+                progress(len(rows))
+        if not (missing and lock is not None):
+            spec = _spec(embedder if embedder != AUTO else self._request, target)
+            self.backend.finish_rebuild(EmbedderLock(spec, target.model_id, dimension, table))
+        with self._lock:
+            self._request, self._embedder, self._searcher = target, target, None
+        return done
+
+    def update(self, doc_id: str, *, author_tier: str | None = None, **changes: Any) -> str:
+        """Change a document's ``text``, ``title``, ``tags``, ``metadata`` (replaced),
+        ``importance``, ``expires_at`` or ``ttl``; its id, provenance and created_at stay.
+
+        Scope, dedupe key, namespace and provenance cannot change (``InvalidInput``).
+        """
+        fixed = set(changes) - _UPDATABLE
+        if fixed:
+            raise InvalidInput(
+                f"update cannot change {', '.join(sorted(fixed))}; "
+                f"it changes {', '.join(sorted(_UPDATABLE))}"
+            )
+        old = self.get(doc_id)
+        if old is None:
+            raise NotFound(f"no document with id {doc_id!r}")
+        item = {name: getattr(old, name) for name in _KEPT}
+        item["session"] = old.session_id or None
+        item.update(changes)
+        if "ttl" in changes:
+            item.pop("expires_at", None)
+        doc = writer.prepare(item, author_tier=author_tier or self.author_tier, doc_id=doc_id)
+        writer.write_batch(self, [doc])
+        return doc_id
+
+    def list(
+        self,
+        namespace: str = "default",
+        *,
+        scope: str | Sequence[str] | None = None,
+        session: str | None = None,
+        cursor: str | None = None,
+        limit: int = 20,
+        include_deleted: bool = False,
+    ) -> Page:
+        """Documents of a namespace, newest first, a page at a time.
+
+        Expired documents are listed (``doc.expired``), deleted ones only with
+        ``include_deleted``. Pass ``page.cursor`` back for the next page.
+        """
+        if not isinstance(limit, int) or not 0 < limit <= 1000:
+            raise InvalidQuery("limit must be between 1 and 1000")
+        scopes = Filters.build(namespace=namespace, scope=scope).scope
+        after = decode_cursor(cursor) if cursor else None
+        items = self.backend.list_documents(
+            namespace,
+            scope=scopes,
+            session=session,
+            after=after,
+            limit=limit,
+            include_deleted=include_deleted,
+        )
+        last = items[-1] if len(items) == limit else None
+        return Page(items, encode_cursor(last) if last else None)
+
+    def link(self, src: str, dst: str, type: str = "relates_to", weight: float = 1.0) -> Edge:
+        """A typed, weighted edge from ``src`` to ``dst`` (linking again sets the weight)."""
+        if not type or not isinstance(type, str):
+            raise InvalidInput("an edge needs a type, e.g. relates_to or supersedes")
+        if isinstance(weight, bool) or not isinstance(weight, int | float):
+            raise InvalidInput("weight must be a number")
+        for doc_id in (src, dst):
+            if self.get(doc_id) is None:
+                raise NotFound(f"no document with id {doc_id!r}")
+        if src == dst:
+            raise InvalidInput("a document cannot link to itself")
+        self.backend.put_edge(src, dst, type, float(weight), now())
+        return Edge(src, dst, type, float(weight))
+
+    def unlink(self, src: str, dst: str, type: str | None = None) -> int:
+        """Remove the edges from ``src`` to ``dst`` (of one type, or all); returns how many."""
+        return self.backend.delete_edges(src, dst, type)
+
+    def neighbors(self, doc_id: str, type: str | None = None) -> builtins.list[Edge]:
+        """Edges from or to ``doc_id`` whose other end is a live document, heaviest first."""
+        edges = self.backend.edges_of([doc_id], type)
+        live = {e.dst if e.src == doc_id else e.src for e in edges}
+        live = {d for d in live if self.get(d) is not None}
+        return [e for e in edges if (e.dst if e.src == doc_id else e.src) in live]
+
+    def workspace(self, namespace: str = "default", **rights: Any) -> Workspace:
+        """This store as one caller sees it: see :class:`trove.workspace.Workspace`."""
+        from .workspace import Workspace
+
+        return Workspace(self, namespace, **rights)
+
+    def subscribe(
+        self, callback: Callable[[dict[str, Any]], None], kinds: Iterable[str] = EVENT_KINDS
+    ) -> Callable[[], None]:
+        """Call ``callback`` after each committed ``written``/``updated``/``deleted`` change
+        with ``{kind, id, namespace, scope, importance}``; returns a function that stops it."""
+        return self.events.subscribe(callback, kinds)
+
+    def notify(self, kind: str, doc: Document) -> None:
+        self.events.emit(kind, doc)
 
     # --- reading ----------------------------------------------------------------------
 
@@ -258,35 +422,152 @@ class Store:
         self,
         query: str,
         *,
-        mode: str = "keyword",
+        mode: str | None = None,
         limit: int = 10,
         raw: bool = False,
+        explain: bool = False,
+        expand: int = 0,
         **filters: Any,
-    ) -> list[Hit]:
+    ) -> builtins.list[Hit]:
         """Documents matching ``query``, best first (one hit per document).
 
-        Filters: ``namespace``, ``source``, ``doc_type``, ``author`` (a value or a list of
-        values, any of which matches), ``tags`` (all must be present), ``since``/``until``
-        (on the document timestamp, inclusive), ``metadata`` (a dict of equalities).
+        ``mode`` is ``keyword``, ``semantic`` or ``hybrid`` (the default when the store
+        has an embedder). Filters: ``namespace``, ``source``, ``doc_type``, ``author`` (a
+        value or a list, any of which matches), ``tags`` (all must be present),
+        ``since``/``until`` (the timestamp, inclusive), ``metadata`` (a dict of equalities).
+        ``explain=True`` adds each retriever's rank and score to every hit; ``expand=N``
+        appends the documents linked to the hits (up to N edges away), each marked with
+        ``linked_from``.
         """
+        mode = mode or ("hybrid" if self.has_embedder else "keyword")
         if mode not in MODES:
             raise InvalidQuery(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
+        if mode != "keyword" and not self.has_embedder:
+            raise InvalidQuery(
+                f"{mode} search needs an embedder; this store was opened with embedder=None"
+            )
         if not isinstance(limit, int) or limit < 0:
             raise InvalidQuery("limit must be a non-negative integer")
         where = Filters.build(**filters)
         if not isinstance(query, str):
             raise InvalidQuery("query must be a string")
         parsed = parse(query, raw=raw)
-        if parsed.empty or limit == 0:
+        if not query.strip() or limit == 0 or (parsed.empty and mode == "keyword"):
             return []
-        found = self.backend.keyword_search(parsed, where, limit, now())
-        docs = self.backend.get_documents([h.doc_id for h in found])
-        return [_hit(docs[h.doc_id], h.score, h.snippet, h.chunk) for h in found]
+        stamp = now()
+        if mode == "keyword":
+            lists = {"keyword": self.backend.keyword_search(parsed, where, limit, stamp)}
+        elif mode == "semantic":
+            lists = {"semantic": self._semantic(query, where, limit, stamp)}
+        else:
+            lists = self._both(query, parsed, where, stamp)
+        weights = self._weights(query, mode)
+        lists = {name: hits for name, hits in lists.items() if weights.get(name, 0.0) > 0}
+        method = self.fusion if len(lists) > 1 else "single"
+        fused = fuse(lists, weights, method=method, limit=limit)
+        docs = self.backend.get_documents([f.doc_id for f in fused])
+        snippets = self.backend.snippets(parsed, [f.chunk_id for f in fused])
+        hits = [
+            _hit(
+                docs[f.doc_id],
+                f.score,
+                snippets.get(f.chunk_id, ""),
+                f.chunk,
+                f.explain(method, weights) if explain else None,
+            )
+            for f in fused
+        ]
+        return hits + self._linked(hits, where, expand, stamp) if expand > 0 else hits
 
-    def stats(self) -> Stats:
-        """Counts and sizes; never loads an embedding model."""
-        data = self.backend.stats(now())
-        return Stats(**data, embedder=None, vectors=0)
+    def _linked(
+        self, hits: builtins.list[Hit], where: Filters, depth: int, stamp: float
+    ) -> builtins.list[Hit]:
+        """Documents reachable from the hits over edges, breadth first, each once."""
+        seen = {h.doc_id for h in hits}
+        frontier = {h.doc_id: h.score for h in hits}
+        found: builtins.list[Hit] = []
+        for _ in range(depth):
+            if not frontier:
+                break
+            reached: dict[str, tuple[float, dict[str, Any]]] = {}
+            for edge in self.backend.edges_of(builtins.list(frontier), None):
+                for here, there in ((edge.src, edge.dst), (edge.dst, edge.src)):
+                    if here in frontier and there not in seen and there not in reached:
+                        via = {"doc_id": here, "type": edge.type, "weight": edge.weight}
+                        reached[there] = (frontier[here] * edge.weight, via)
+            allowed = self.backend.visible(builtins.list(reached), where, stamp)
+            frontier = {}
+            for doc_id, (score, via) in reached.items():
+                doc = self.backend.get_document(doc_id) if doc_id in allowed else None
+                if doc is None:
+                    continue
+                seen.add(doc_id)
+                frontier[doc_id] = score
+                chunk = Chunk(index=0, start=0, end=len(doc.text))
+                found.append(
+                    replace(
+                        _hit(doc, score, snippet.make(doc.text[:400], []), chunk, None),
+                        linked_from=via,
+                    )
+                )
+        return found
+
+    def _both(
+        self, query: str, parsed: ParsedQuery, where: Filters, stamp: float
+    ) -> dict[str, builtins.list[KeywordHit]]:
+        # The query is embedded on a second thread while FTS5 ranks (both release the GIL).
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            semantic = pool.submit(self._semantic, query, where, _FUSION_DEPTH, stamp)
+            keyword = (
+                []
+                if parsed.empty
+                else self.backend.keyword_search(parsed, where, _FUSION_DEPTH, stamp)
+            )
+            return {"keyword": keyword, "semantic": semantic.result()}
+
+    def _semantic(
+        self, query: str, where: Filters, limit: int, stamp: float
+    ) -> builtins.list[KeywordHit]:
+        embedder = self._resolve()
+        lock = self._check_lock(embedder)
+        if lock is None:
+            return []
+        vector = embedder.embed_query(query)
+        if not np.any(vector):
+            return []
+        return self._semantic_searcher(lock).search(vector, where, limit, stamp)
+
+    def _semantic_searcher(self, lock: EmbedderLock) -> SemanticSearcher:
+        from .search.semantic import SemanticSearcher
+
+        with self._lock:
+            if self._searcher is None or self._searcher.lock != lock:
+                self._searcher = SemanticSearcher(self.backend, lock)
+            return self._searcher
+
+    def _weights(self, query: str, mode: str) -> dict[str, float]:
+        """Fusion weights; the embedder gets none for a query in a script it does not know."""
+        if mode != "hybrid":
+            return {mode: 1.0}
+        embedder = self._resolve()
+        known = embedder.languages
+        if known is not None and not scripts_of(query) <= known:
+            return {"keyword": 1.0, "semantic": 0.0}
+        if self.fusion == "rrf":
+            return {"keyword": 1.0, "semantic": 1.0}
+        return {"keyword": self.keyword_weight, "semantic": 1.0 - self.keyword_weight}
+
+    def stats(self, namespace: str | None = None) -> Stats:
+        """Counts and sizes (of one namespace, if given); never loads an embedding model."""
+        data = self.backend.stats(now(), namespace)
+        lock = self.backend.vector_lock()
+        return Stats(
+            **data,
+            embedder=None if lock is None else lock.to_dict(),
+            vectors=self.backend.vector_count(),
+        )
+
+    # --- folders ----------------------------------------------------------------------
 
     def ingest(self, path: str | os.PathLike[str], **options: Any) -> IngestReport:
         """Store the files under ``path``; unchanged files are skipped by content hash.
@@ -307,8 +588,32 @@ class Store:
             yield source_id, doc_id, digest, deleted
 
 
-def _same(old: Document, new: Document) -> bool:
-    return all(getattr(old, f) == getattr(new, f) for f in _COMPARED)
+def encode_cursor(doc: Document) -> str:
+    payload = json.dumps([to_epoch(doc.created_at), doc.id]).encode()
+    return base64.urlsafe_b64encode(payload).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[float, str]:
+    try:
+        created, doc_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        return float(created), str(doc_id)
+    except (ValueError, TypeError):
+        raise InvalidQuery(f"not a cursor from list(): {cursor!r}") from None
+
+
+def _spec(request: EmbedderSpec, embedder: Embedder) -> str:
+    """The name to re-create an embedder from when the store is reopened."""
+    if isinstance(request, str) and request != AUTO:
+        return request
+    return str(getattr(embedder, "spec", None) or "default")
+
+
+def _hashes(rows: Sequence[ChunkRow]) -> list[str]:
+    return list(dict.fromkeys(row.text_hash for row in rows))
+
+
+def _empty(dimension: int) -> np.ndarray:
+    return np.zeros((0, dimension), dtype=np.float32)
 
 
 def _expired(doc: Document) -> bool:
@@ -316,7 +621,9 @@ def _expired(doc: Document) -> bool:
     return expires is not None and expires <= now()
 
 
-def _hit(doc: Document, score: float, snippet: str, chunk: Any) -> Hit:
+def _hit(
+    doc: Document, score: float, snippet: str, chunk: Any, explain: dict[str, Any] | None
+) -> Hit:
     return Hit(
         doc_id=doc.id,
         score=score,
@@ -335,23 +642,7 @@ def _hit(doc: Document, score: float, snippet: str, chunk: Any) -> Hit:
         channel=doc.channel,
         tags=doc.tags,
         metadata=doc.metadata,
+        scope=doc.scope,
+        importance=doc.importance,
+        explain=explain,
     )
-
-
-def _string(item: Mapping[str, Any], name: str, default: str = "") -> str:
-    value = item.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
-    return value
-
-
-def _strings(item: Mapping[str, Any], name: str) -> tuple[str, ...]:
-    value = item.get(name) or ()
-    if isinstance(value, str):
-        value = (value,)
-    values = tuple(value)
-    if not all(isinstance(v, str) for v in values):
-        raise InvalidInput(f"{name} must be a list of strings")
-    return tuple(dict.fromkeys(v.strip() for v in values if v.strip()))

@@ -18,10 +18,13 @@ from ..errors import InvalidQuery, NotATroveStore, SchemaTooNew, StoreError
 from ..models import Chunk, Document
 from ..search import snippet
 from ..search.filters import Filters
-from ..search.query import ParsedQuery
+from ..search.query import ParsedQuery, has_cjk
+from ..search.ranking import collapse
 from ..timeutil import to_epoch, to_iso
 from .base import ChunkRow, KeywordHit
+from .sqlite_memory import MemoryStorage
 from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate
+from .sqlite_vectors import VectorStorage, load_extension
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -29,6 +32,7 @@ _DOC_COLUMNS = [
     "id",
     "namespace",
     "scope",
+    "session_id",
     "source",
     "source_id",
     "dedupe_key",
@@ -56,7 +60,7 @@ _TIME_COLUMNS = ("timestamp", "created_at", "updated_at", "deleted_at", "expires
 _JSON_LIST_COLUMNS = ("participants", "tags")
 
 
-class SQLiteBackend:
+class SQLiteBackend(VectorStorage, MemoryStorage):
     """Everything trove stores, in one SQLite file. Thread-safe: one writer at a time."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000) -> None:
@@ -79,6 +83,7 @@ class SQLiteBackend:
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute("PRAGMA foreign_keys = ON")
+        load_extension(self.conn)
         migrate(self.conn, version)
         self._word_tokenizer = self.conn.fts5_tokenizer(
             "porter", ["unicode61", "remove_diacritics", "2"]
@@ -143,6 +148,10 @@ class SQLiteBackend:
         row = self._one(f"SELECT {', '.join(columns)} FROM document WHERE id = ?", (doc_id,))
         return None if row is None else _document(columns, row)
 
+    def _documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:
+        sql = f"SELECT {', '.join(_DOC_COLUMNS)} FROM document WHERE {where} {tail}"
+        return [_document(_DOC_COLUMNS, row) for row in self.conn.execute(sql, tuple(params))]
+
     def get_documents(self, doc_ids: Sequence[str]) -> dict[str, Document]:
         """Headers (no text) of several documents, by id."""
         found: dict[str, Document] = {}
@@ -172,9 +181,15 @@ class SQLiteBackend:
                 tuple(values[c] for c in _DOC_COLUMNS),
             )
 
-    def replace_chunks(self, doc_id: str, chunks: Sequence[ChunkRow]) -> list[int]:
-        """Swap a document's chunks (the FTS triggers follow); returns the new chunk ids."""
+    def replace_chunks(
+        self, doc_id: str, chunks: Sequence[ChunkRow]
+    ) -> tuple[list[int], list[int]]:
+        """Swap a document's chunks (index triggers follow); returns (old ids, new ids)."""
         with self.transaction():
+            dropped = [
+                int(r[0])
+                for r in self.conn.execute("SELECT id FROM chunk WHERE doc_id = ?", (doc_id,))
+            ]
             self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
             ids: list[int] = []
             for row in chunks:
@@ -193,7 +208,7 @@ class SQLiteBackend:
                     ),
                 )
                 ids.append(self.conn.last_insert_rowid())
-            return ids
+            return dropped, ids
 
     def set_deleted(self, doc_id: str, when: float | None) -> bool:
         with self.transaction():
@@ -274,40 +289,73 @@ class SQLiteBackend:
         window = max(limit * 8, 100)
         while True:
             try:
-                ranked = list(
-                    self.conn.execute(
+                ranked = [
+                    (int(cid), float(score))
+                    for cid, score in self.conn.execute(
                         f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? "
                         "ORDER BY rank LIMIT ?",
                         (match, window),
                     )
-                )
+                ]
             except apsw.SQLError as exc:
                 raise InvalidQuery(f"cannot parse the query: {exc}") from None
-            allowed = {
-                int(cid): (str(doc_id), Chunk(index=idx, start=s, end=e, heading=h))
-                for cid, doc_id, idx, s, e, h in self.conn.execute(
-                    "SELECT c.id, c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
-                    # CROSS JOIN fixes the join order: the few ranked ids drive the lookups.
-                    "FROM json_each(?) AS r CROSS JOIN chunk c ON c.id = r.value "
-                    f"CROSS JOIN document d ON d.id = c.doc_id WHERE {where}",
-                    (json.dumps([r[0] for r in ranked]), *params),
-                )
-            }
-            best: dict[str, tuple[int, float]] = {}
-            for cid, score in ranked:
-                if cid in allowed and allowed[cid][0] not in best:
-                    best[allowed[cid][0]] = (cid, float(score))
-            if len(best) >= limit or len(ranked) < window:
-                break
+            hits = collapse(ranked, self._allowed([c for c, _ in ranked], where, params), limit)
+            if len(hits) >= limit or len(ranked) < window:
+                return hits
             window *= 8
-        top = list(best.items())[:limit]
-        texts = self._chunk_texts([cid for _, (cid, _) in top])
-        hits = []
-        for doc_id, (cid, score) in top:
-            _, text = texts[cid]
-            snippet = self._snippet(table, match, text)
-            hits.append(KeywordHit(doc_id, cid, score, snippet, allowed[cid][1]))
-        return hits
+
+    def filter_chunks(
+        self, chunk_ids: Sequence[int], filters: Filters, now: float
+    ) -> dict[int, tuple[str, Chunk]]:
+        """The chunks among ``chunk_ids`` whose document passes ``filters``."""
+        where, params = _filter_sql(filters, now)
+        return self._allowed(chunk_ids, where, params)
+
+    def _allowed(
+        self, chunk_ids: Sequence[int], where: str, params: tuple[Any, ...]
+    ) -> dict[int, tuple[str, Chunk]]:
+        rows = self.conn.execute(
+            "SELECT c.id, c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
+            # CROSS JOIN fixes the join order: the few ranked ids drive the lookups.
+            "FROM json_each(?) AS r CROSS JOIN chunk c ON c.id = r.value "
+            f"CROSS JOIN document d ON d.id = c.doc_id WHERE {where}",
+            (json.dumps(list(chunk_ids)), *params),
+        )
+        return {
+            int(cid): (str(doc_id), Chunk(index=idx, start=s, end=e, heading=h))
+            for cid, doc_id, idx, s, e, h in rows
+        }
+
+    def visible(self, doc_ids: Sequence[str], filters: Filters, now: float) -> set[str]:
+        """The documents among ``doc_ids`` that pass ``filters``."""
+        where, params = _filter_sql(filters, now)
+        rows = self.conn.execute(
+            "SELECT d.id FROM json_each(?) AS r CROSS JOIN document d ON d.id = r.value "
+            f"WHERE {where}",
+            (json.dumps(list(doc_ids)), *params),
+        )
+        return {str(r[0]) for r in rows}
+
+    def candidate_chunks(self, filters: Filters, now: float) -> list[int]:
+        """Every chunk id whose document passes ``filters`` (for a filtered k-NN)."""
+        where, params = _filter_sql(filters, now)
+        sql = f"SELECT c.id FROM chunk c JOIN document d ON d.id = c.doc_id WHERE {where}"
+        return [int(r[0]) for r in self.conn.execute(sql, params)]
+
+    def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """A snippet per chunk with the query's words (stemmed) and CJK runs marked."""
+        raw_terms = _match_terms(query.raw) if query.raw is not None else []
+        words = list(query.words) + [t for t in raw_terms if not has_cjk(t)]
+        stems = {t for w in words for _, _, t in self._tokenize(w.encode(), query=True)}
+        needles = list(query.substrings) + [t for t in raw_terms if has_cjk(t)]
+        needles += _runs(query.trigrams)
+        found = {}
+        for cid, (_, text) in self._chunk_texts(chunk_ids).items():
+            spans = snippet.word_intervals(self._tokenize, text, stems) if stems else []
+            if needles:
+                spans += snippet.substring_intervals(text, needles)
+            found[cid] = snippet.make(text, spans)
+        return found
 
     def _chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         rows = self.conn.execute(
@@ -315,13 +363,6 @@ class SQLiteBackend:
             (json.dumps(list(chunk_ids)),),
         )
         return {int(cid): (str(head), str(text)) for cid, head, text in rows}
-
-    def _snippet(self, table: str, match: str, text: str) -> str:
-        terms = _match_terms(match)
-        if table == "chunk_tri":
-            return snippet.make(text, snippet.substring_intervals(text, terms))
-        stems = {t for term in terms for _, _, t in self._tokenize(term.encode(), query=True)}
-        return snippet.make(text, snippet.word_intervals(self._tokenize, text, stems))
 
     def _tokenize(self, data: bytes, query: bool = False) -> list[tuple[int, int, str]]:
         reason = apsw.FTS5_TOKENIZE_QUERY if query else apsw.FTS5_TOKENIZE_DOCUMENT
@@ -338,65 +379,67 @@ class SQLiteBackend:
         contains = " OR ".join("instr(lower(c.head || char(10) || c.text), ?) > 0" for _ in terms)
         sql = (
             "SELECT c.doc_id, c.id, c.idx, c.start_char, c.end_char, c.heading, "
-            "lower(c.head || char(10) || c.text), c.text FROM chunk c "
+            "lower(c.head || char(10) || c.text) FROM chunk c "
             f"JOIN document d ON d.id = c.doc_id WHERE ({contains}) AND {where}"
         )
         rows = list(self.conn.execute(sql, (*terms, *params)))
         total = max(1, int(self._scalar("SELECT count(*) FROM chunk")))
         frequency = {t: sum(1 for r in rows if t in r[6]) for t in terms}
         best: dict[str, KeywordHit] = {}
-        for doc_id, cid, idx, start, end, heading, folded, text in rows:
+        for doc_id, cid, idx, start, end, heading, folded in rows:
             score = 0.0
             for term in terms:
                 tf = folded.count(term)
                 if tf:
                     idf = math.log((total - frequency[term] + 0.5) / (frequency[term] + 0.5) + 1)
                     score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(folded) / 600))
-            hit = KeywordHit(
-                str(doc_id),
-                int(cid),
-                score,
-                snippet.make(text, snippet.substring_intervals(text, terms)),
-                Chunk(index=idx, start=start, end=end, heading=heading),
-            )
+            chunk = Chunk(index=idx, start=start, end=end, heading=heading)
+            hit = KeywordHit(str(doc_id), int(cid), score, chunk)
             _merge(best, hit, keep_best=True)
         return sorted(best.values(), key=lambda h: -h.score)[:limit]
 
     # --- statistics -------------------------------------------------------------------
 
-    def stats(self, now: float) -> dict[str, Any]:
-        live = "deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
+    def stats(self, now: float, namespace: str | None = None) -> dict[str, Any]:
+        """Counts and sizes, of the whole file or of one namespace."""
+        mine = "(?1 IS NULL OR namespace = ?1)"
+        live = f"{mine} AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)"
+        args = (namespace, now)
+
+        def count(where: str) -> int:
+            return int(self._scalar(f"SELECT count(*) FROM document WHERE {where}", args))
 
         def grouped(column: str) -> dict[str, int]:
             sql = (
                 f"SELECT {column}, count(*) FROM document WHERE {live} GROUP BY 1 ORDER BY 2 DESC"
             )
-            return {str(k): int(n) for k, n in self.conn.execute(sql, (now,))}
+            return {str(k): int(n) for k, n in self.conn.execute(sql, args)}
 
         size = 0
-        if not self.memory:
+        if not self.memory and namespace is None:
             size = sum(
                 os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p)
             )
+        chunks = self._scalar(
+            "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "
+            "WHERE ?1 IS NULL OR d.namespace = ?1",
+            args[:1],
+        )
+        text_bytes = self._scalar(
+            f"SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM document WHERE {mine}",
+            args[:1],
+        )
         return {
-            "documents": int(self._scalar(f"SELECT count(*) FROM document WHERE {live}", (now,))),
-            "chunks": int(self._scalar("SELECT count(*) FROM chunk")),
-            "deleted": int(
-                self._scalar("SELECT count(*) FROM document WHERE deleted_at IS NOT NULL")
-            ),
-            "expired": int(
-                self._scalar(
-                    "SELECT count(*) FROM document WHERE deleted_at IS NULL "
-                    "AND expires_at IS NOT NULL AND expires_at <= ?",
-                    (now,),
-                )
+            "documents": count(live),
+            "chunks": int(chunks),
+            "deleted": count(f"{mine} AND deleted_at IS NOT NULL AND ?2 IS NOT NULL"),
+            "expired": count(
+                f"{mine} AND deleted_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?2"
             ),
             "by_source": grouped("source"),
             "by_doc_type": grouped("doc_type"),
             "by_namespace": grouped("namespace"),
-            "text_bytes": int(
-                self._scalar("SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM document")
-            ),
+            "text_bytes": int(text_bytes),
             "file_bytes": size,
             "schema_version": int(self._scalar("PRAGMA user_version")),
         }
@@ -423,12 +466,18 @@ def _check_is_sqlite(path: Path) -> None:
 
 
 def _filter_sql(filters: Filters, now: float) -> tuple[str, tuple[Any, ...]]:
+    # A namespace sees its own items (session items only from their session, when the
+    # reader has one) and every global item.
     clauses = [
-        "d.namespace = ?",
+        "((d.namespace = ? AND (d.scope != 'session' OR ? IS NULL OR d.session_id = ?)) "
+        "OR d.scope = 'global')",
         "d.deleted_at IS NULL",
         "(d.expires_at IS NULL OR d.expires_at > ?)",
     ]
-    params: list[Any] = [filters.namespace, now]
+    params: list[Any] = [filters.namespace, filters.session, filters.session, now]
+    if filters.scope:
+        clauses.append(f"d.scope IN ({', '.join('?' * len(filters.scope))})")
+        params.extend(filters.scope)
     for column in ("source", "doc_type", "author"):
         values: tuple[str, ...] = getattr(filters, column)
         if values:
@@ -465,8 +514,19 @@ def _merge(scores: dict[str, KeywordHit], hit: KeywordHit, *, keep_best: bool = 
     else:
         best = hit if hit.score > current.score else current
         scores[hit.doc_id] = KeywordHit(
-            best.doc_id, best.chunk_id, current.score + hit.score, best.snippet, best.chunk
+            best.doc_id, best.chunk_id, current.score + hit.score, best.chunk
         )
+
+
+def _runs(trigrams: Sequence[str]) -> list[str]:
+    """Glue overlapping query trigrams back into the CJK runs they came from."""
+    runs: list[str] = []
+    for gram in trigrams:
+        if runs and runs[-1][-2:] == gram[:2]:
+            runs[-1] += gram[2]
+        else:
+            runs.append(gram)
+    return runs
 
 
 def _match_terms(match: str) -> list[str]:

@@ -97,7 +97,18 @@ def m001_initial(conn: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_initial]
+def m002_memory(conn: apsw.Connection) -> None:
+    """Agent memory: session-scoped items, and paging newest first."""
+    conn.execute(
+        """
+        ALTER TABLE document ADD COLUMN session_id TEXT NOT NULL DEFAULT '';
+        CREATE INDEX document_created ON document (namespace, created_at, id);
+        CREATE INDEX document_global ON document (scope) WHERE scope = 'global';
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_initial, m002_memory]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -18,7 +18,6 @@ from rich.text import Text
 import trove
 
 from ..errors import TroveError
-from ..ingest.walk import iter_files
 from ..models import Hit
 from ..search import snippet
 
@@ -38,15 +37,15 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 
 
-def _emit(data: Any) -> None:
+def emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 @contextmanager
-def _store(ctx: click.Context) -> Iterator[trove.Store]:
+def open_store(ctx: click.Context) -> Iterator[trove.Store]:
     """The store named by --db; library errors in the block become a clean message."""
     try:
-        with trove.open(ctx.obj["db"]) as kb:
+        with trove.open(ctx.obj["db"], embedder=ctx.obj["embedder"]) as kb:
             yield kb
     except TroveError as exc:
         raise click.ClickException(str(exc)) from None
@@ -72,11 +71,18 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
     envvar="TROVE_DB",
     help="Store file (default: $TROVE_DB, else trove.db in the user data directory).",
 )
+@click.option(
+    "--embedder",
+    envvar="TROVE_EMBEDDER",
+    help="Embedder for a new store: default, multilingual, openai:MODEL, ... or none "
+    "(keyword only). An existing store keeps the one it was made with.",
+)
 @click.version_option(trove.__version__, prog_name="trove")
 @click.pass_context
-def cli(ctx: click.Context, db: Path | None) -> None:
+def cli(ctx: click.Context, db: Path | None, embedder: str | None) -> None:
     """trove: a local-first knowledge store. Keep documents, find them again."""
-    ctx.obj = {"db": db or default_db()}
+    chosen = embedder or "auto"
+    ctx.obj = {"db": db or default_db(), "embedder": None if chosen == "none" else chosen}
 
 
 @cli.command()
@@ -110,65 +116,23 @@ def add(
         except UnicodeDecodeError as exc:
             raise click.ClickException(f"standard input is not UTF-8 (byte {exc.start})") from None
     metadata = _pairs(meta, "--meta")
-    with _store(ctx) as kb:
+    with open_store(ctx) as kb:
         result = kb.write_many([{"text": text, "metadata": metadata, **fields}])[0]
     if as_json:
-        _emit({"id": result.id, "action": result.action})
+        emit({"id": result.id, "action": result.action})
     else:
         console.print(f"{result.action} [bold]{result.id}[/bold]")
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--source", help="Source name (default: the folder's name).")
-@click.option("--namespace", default="default")
-@click.option("--glob", "include", multiple=True, help="Only paths matching (repeatable).")
-@click.option("--exclude", multiple=True, help="Skip paths matching (repeatable).")
-@click.option("--sync", is_flag=True, help="Tombstone documents whose file is gone.")
-@json_option
-@click.pass_context
-def ingest(ctx: click.Context, paths: tuple[Path, ...], as_json: bool, **options: Any) -> None:
-    """Add the .md and .txt files under PATHS; unchanged files are skipped."""
-    with _store(ctx) as kb:
-        reports = [_ingest_one(kb, path, options, quiet=as_json) for path in paths]
-    if as_json:
-        _emit(reports if len(reports) > 1 else reports[0])
-        return
-    for report in reports:
-        for problem in report["skipped"] + report["failed"]:
-            errors.print(f"skipped {problem['path']}: {problem['reason']}", highlight=False)
-        console.print(
-            f"{report['path']}: {report['added']} added, {report['updated']} updated, "
-            f"{report['unchanged']} unchanged, {report['deleted']} deleted, "
-            f"{len(report['skipped'])} skipped, {len(report['failed'])} failed"
-        )
-
-
-def _ingest_one(
-    kb: trove.Store, path: Path, options: dict[str, Any], *, quiet: bool
-) -> dict[str, Any]:
-    files = iter_files(path.resolve(), options["include"], options["exclude"])
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[current]}"),
-        console=errors,
-        transient=True,
-        disable=quiet or not errors.is_terminal,
-    ) as bar:
-        task = bar.add_task(path.name or str(path), total=sum(1 for _ in files), current="")
-        report = kb.ingest(
-            path, progress=lambda rel: bar.update(task, advance=1, current=rel), **options
-        )
-    return {"path": str(path), **report.to_dict()}
-
-
-@cli.command()
 @click.argument("query")
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=0))
-@click.option("--mode", default="keyword", show_default=True, help="keyword")
+@click.option(
+    "--mode",
+    type=click.Choice(["keyword", "semantic", "hybrid"]),
+    help="Default: hybrid, or keyword for a store without an embedder.",
+)
+@click.option("--explain", is_flag=True, help="Show each retriever's rank and score.")
 @click.option("--source", multiple=True, help="Only these sources (repeatable).")
 @click.option("--doc-type", multiple=True)
 @click.option("--author", multiple=True)
@@ -187,15 +151,22 @@ def search(
     filters = {k: v for k, v in options.items() if v not in ((), None)}
     if meta:
         filters["metadata"] = _pairs(meta, "--meta")
-    with _store(ctx) as kb:
+    with open_store(ctx) as kb:
         hits = kb.search(query, **filters)
     if as_json:
-        _emit([hit.to_dict() for hit in hits])
+        emit([hit.to_dict() for hit in hits])
         return
     if not hits:
         errors.print("no results")
     for rank, hit in enumerate(hits, 1):
         _print_hit(rank, hit)
+        if hit.explain:
+            parts = [
+                f"{name} #{part['rank']} ({part['score']:.3f})"
+                for name, part in hit.explain.items()
+                if isinstance(part, dict) and "rank" in part
+            ]
+            console.print(Text("    " + ", ".join(parts), style="dim"))
 
 
 def _print_hit(rank: int, hit: Hit) -> None:
@@ -216,12 +187,12 @@ def _print_hit(rank: int, hit: Hit) -> None:
 @click.pass_context
 def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
     """Print a document's text exactly as stored (--json: with its provenance)."""
-    with _store(ctx) as kb:
+    with open_store(ctx) as kb:
         doc = kb.get(doc_id)
     if doc is None:
         raise click.ClickException(f"no document with id {doc_id!r}")
     if as_json:
-        _emit(doc.to_dict())
+        emit(doc.to_dict())
     else:
         sys.stdout.buffer.write(doc.text.encode("utf-8"))
         sys.stdout.flush()
@@ -233,11 +204,11 @@ def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
 @click.pass_context
 def rm(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
     """Delete documents (tombstone; `trove restore` brings them back until `trove purge`)."""
-    with _store(ctx) as kb:
+    with open_store(ctx) as kb:
         for doc_id in doc_ids:
             kb.delete(doc_id)
     if as_json:
-        _emit({"deleted": list(doc_ids)})
+        emit({"deleted": list(doc_ids)})
     else:
         console.print(f"deleted {len(doc_ids)} document(s)")
 
@@ -248,11 +219,11 @@ def rm(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
 @click.pass_context
 def restore(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
     """Undo `trove rm`."""
-    with _store(ctx) as kb:
+    with open_store(ctx) as kb:
         for doc_id in doc_ids:
             kb.restore(doc_id)
     if as_json:
-        _emit({"restored": list(doc_ids)})
+        emit({"restored": list(doc_ids)})
     else:
         console.print(f"restored {len(doc_ids)} document(s)")
 
@@ -262,12 +233,44 @@ def restore(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None
 @click.pass_context
 def purge(ctx: click.Context, as_json: bool) -> None:
     """Remove deleted and expired documents for good."""
-    with _store(ctx) as kb:
+    with open_store(ctx) as kb:
         count = kb.purge()
     if as_json:
-        _emit({"purged": count})
+        emit({"purged": count})
     else:
         console.print(f"purged {count} document(s)")
+
+
+@cli.command()
+@click.option(
+    "--embedder", "name", help="Switch to this embedder (default: the store's own, or default)."
+)
+@click.option("--missing", is_flag=True, help="Only embed chunks that have no vector.")
+@json_option
+@click.pass_context
+def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) -> None:
+    """Rebuild the vectors (switching embedder in one step), or fill in missing ones."""
+    with open_store(ctx) as kb:
+        total = kb.stats().chunks
+        with Progress(
+            TextColumn("[bold]embedding"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=errors,
+            transient=True,
+            disable=as_json or not errors.is_terminal,
+        ) as bar:
+            task = bar.add_task("embedding", total=total)
+            done = kb.reembed(
+                name or "auto", missing=missing, progress=lambda n: bar.update(task, advance=n)
+            )
+        lock = kb.stats().embedder
+    if as_json:
+        emit({"embedded": done, "embedder": lock})
+    else:
+        model = lock["model_id"] if lock else "none"
+        console.print(f"embedded {done} chunk(s) with {model}")
 
 
 @cli.command()
@@ -275,18 +278,26 @@ def purge(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """What the store holds."""
-    with _store(ctx) as kb:
+    with open_store(ctx) as kb:
         data = kb.stats().to_dict()
     data["path"] = str(ctx.obj["db"])
     if as_json:
-        _emit(data)
+        emit(data)
         return
     table = Table(show_header=False, box=None)
     for key in ("path", "documents", "chunks", "deleted", "expired", "text_bytes", "file_bytes"):
         table.add_row(key, str(data[key]))
+    lock = data["embedder"]
+    embedder = f"{lock['model_id']} ({lock['dimension']}-d, {lock['spec']})" if lock else "none"
+    table.add_row("embedder", embedder)
+    table.add_row("vectors", str(data["vectors"]))
     for key in ("by_source", "by_doc_type", "by_namespace"):
         table.add_row(key, ", ".join(f"{k or '-'}: {v}" for k, v in data[key].items()) or "-")
     console.print(table)
+
+
+# Commands that live in their own modules register themselves on import.
+from . import cli_ingest  # noqa: E402, F401
 
 
 def main() -> None:

@@ -9,8 +9,10 @@ from typing import Any
 from ..errors import InvalidQuery
 from ..timeutil import TimeLike, to_epoch
 
+SCOPES = ("workspace", "session", "global")
 FILTER_NAMES = (
     "namespace",
+    "scope",
     "source",
     "doc_type",
     "author",
@@ -26,6 +28,8 @@ class Filters:
     """What a hit must satisfy. Tuples mean "any of"; ``tags`` means "all of"."""
 
     namespace: str = "default"
+    scope: tuple[str, ...] = ()
+    session: str | None = None
     source: tuple[str, ...] = ()
     doc_type: tuple[str, ...] = ()
     author: tuple[str, ...] = ()
@@ -39,6 +43,8 @@ class Filters:
         cls,
         *,
         namespace: str = "default",
+        scope: str | Iterable[str] | None = None,
+        session: str | None = None,
         source: str | Iterable[str] | None = None,
         doc_type: str | Iterable[str] | None = None,
         author: str | Iterable[str] | None = None,
@@ -53,6 +59,12 @@ class Filters:
             raise InvalidQuery(f"unknown filter {names}; known filters: {', '.join(FILTER_NAMES)}")
         if not isinstance(namespace, str) or not namespace:
             raise InvalidQuery("namespace must be a non-empty string")
+        scopes = _strings(scope, "scope")
+        unknown_scopes = [s for s in scopes if s not in SCOPES]
+        if unknown_scopes:
+            raise InvalidQuery(
+                f"unknown scope {unknown_scopes[0]!r}; use one of: {', '.join(SCOPES)}"
+            )
         if metadata is not None and not isinstance(metadata, Mapping):
             raise InvalidQuery("metadata filter must be a mapping of key to value")
         for key, value in (metadata or {}).items():
@@ -65,6 +77,8 @@ class Filters:
             raise InvalidQuery(str(exc)) from None
         return cls(
             namespace=namespace,
+            scope=scopes,
+            session=session,
             source=_strings(source, "source"),
             doc_type=_strings(doc_type, "doc_type"),
             author=_strings(author, "author"),

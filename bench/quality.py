@@ -1,0 +1,146 @@
+"""Retrieval quality and speed per mode (keyword, semantic, hybrid), through the public API.
+
+    python bench/quality.py                      # SciFact test + CMRC 2018 dev, default embedder
+    python bench/quality.py --embedder multilingual --datasets cmrc2018
+    python bench/quality.py --tune               # choose the fusion on the train splits
+
+Prints nDCG@10, recall@100 and MRR@10 per mode, indexing time against the embedder alone
+on the same chunk texts, and query latency p50/p95 at limit 10 (hybrid includes
+embedding the query). Stores are kept in bench/.cache so a second run skips indexing
+(pass --fresh to rebuild and re-measure indexing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import _data
+import trove
+from trove import writer
+from trove.search.filters import Filters
+from trove.search.query import parse
+from trove.search.ranking import fuse
+
+CACHE = Path(__file__).resolve().parent / ".cache"
+SPLITS = {"scifact": ("test", "train"), "cmrc2018": ("dev", "trial")}
+MODES = ("keyword", "semantic", "hybrid")
+
+
+def build(name: str, embedder: str, fresh: bool) -> tuple[Path, dict[str, float]]:
+    """A store of the data set; on a fresh build, indexing time vs the embedder alone."""
+    path = CACHE / f"{name}-{embedder.replace(':', '_')}.db"
+    if path.exists() and not fresh:
+        return path, {}
+    CACHE.mkdir(exist_ok=True)
+    for stale in CACHE.glob(path.name + "*"):
+        stale.unlink()
+    docs = [
+        {"text": d["text"], "title": d.get("title", ""), "source": name, "source_id": d["_id"]}
+        for d in _data.corpus(name)
+    ]
+    with trove.open(path, embedder=embedder) as kb:
+        model = kb.embedder
+        assert model is not None
+        model.embed(["warm up"])
+        started = time.perf_counter()
+        kb.add_many(docs)
+        index_s = time.perf_counter() - started
+        texts = [
+            writer.embedding_text(row.head, row.text)
+            for d in docs
+            for row in writer.chunk_rows(writer.prepare(d), kb.chunk_chars, kb.chunk_overlap)
+        ]
+    started = time.perf_counter()
+    for start in range(0, len(texts), 256):  # the same batches add_many embeds
+        model.embed(texts[start : start + 256])
+    embed_s = time.perf_counter() - started
+    return path, {
+        "docs": len(docs),
+        "chunks": len(texts),
+        "index_s": index_s,
+        "embed_only_s": embed_s,
+        "overhead": index_s / embed_s - 1,
+        "docs_per_s": len(docs) / index_s,
+    }
+
+
+def evaluate(path: Path, name: str, split: str, **options: object) -> dict[str, dict[str, float]]:
+    queries = _data.queries(name, split)
+    judged = _data.qrels(name, split)
+    results = {}
+    with trove.open(path, **options) as kb:  # type: ignore[arg-type]
+        for mode in MODES:
+            run: dict[str, dict[str, float]] = {}
+            latencies = []
+            for qid, text in queries.items():
+                hits = kb.search(text, mode=mode, limit=100)
+                run[qid] = {str(h.source_id): h.score for h in hits}
+            for text in list(queries.values())[:300]:
+                started = time.perf_counter()
+                kb.search(text, mode=mode, limit=10)
+                latencies.append((time.perf_counter() - started) * 1000)
+            results[mode] = {
+                **_data.evaluate(run, judged),
+                "p50_ms": _data.median(latencies),
+                "p95_ms": _data.percentile(latencies, 0.95),
+            }
+    return results
+
+
+def tune(path: Path, name: str, split: str) -> None:
+    """nDCG@10 of each fusion setting on a split, from one pass of both retrievers."""
+    queries = _data.queries(name, split)
+    judged = _data.qrels(name, split)
+    with trove.open(path) as kb:
+        lists = {}
+        for qid, text in queries.items():
+            lists[qid] = kb._both(text, parse(text), Filters.build(), time.time())
+        settings = [("rrf", 0.5)] + [("convex", w / 10) for w in range(11)]
+        for method, weight in settings:
+            run = {}
+            for qid, both in lists.items():
+                weights = {"keyword": weight, "semantic": 1 - weight}
+                if method == "rrf":
+                    weights = {"keyword": 1.0, "semantic": 1.0}
+                fused = fuse(both, weights, method=method, limit=100)
+                ids = [f.doc_id for f in fused]
+                docs = kb.backend.get_documents(ids)
+                run[qid] = {str(docs[f.doc_id].source_id): f.score for f in fused}
+            score = _data.evaluate(run, judged)["nDCG@10"]
+            label = "rrf k=60" if method == "rrf" else f"convex keyword={weight:.1f}"
+            print(f"  {name} {split} {label:<22} nDCG@10 {score:.4f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embedder", default="default")
+    parser.add_argument("--datasets", default="scifact,cmrc2018")
+    parser.add_argument("--tune", action="store_true", help="grid of fusions on train splits")
+    parser.add_argument("--fresh", action="store_true", help="rebuild the cached stores")
+    args = parser.parse_args()
+    print(f"machine: {_data.machine()}  embedder: {args.embedder}")
+    for name in args.datasets.split(","):
+        path, indexing = build(name, args.embedder, args.fresh)
+        if indexing:
+            print(
+                f"{name}: indexed {indexing['docs']:.0f} docs / {indexing['chunks']:.0f} chunks "
+                f"in {indexing['index_s']:.1f} s ({indexing['docs_per_s']:.1f} docs/s); "
+                f"the embedder alone {indexing['embed_only_s']:.1f} s; "
+                f"storage + indexing overhead {indexing['overhead'] * 100:+.1f}%"
+            )
+        test, train = SPLITS[name]
+        if args.tune:
+            tune(path, name, train)
+            continue
+        for mode, figures in evaluate(path, name, test).items():
+            print(
+                f"{name} {test} {mode:<8} nDCG@10 {figures['nDCG@10']:.3f}  "
+                f"R@100 {figures['R@100']:.3f}  MRR@10 {figures['RR@10']:.3f}  "
+                f"p50 {figures['p50_ms']:.1f} ms  p95 {figures['p95_ms']:.1f} ms"
+            )
+
+
+if __name__ == "__main__":
+    main()

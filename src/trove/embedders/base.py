@@ -1,0 +1,103 @@
+"""The embedder contract: texts in, L2-normalized float32 rows out.
+
+Script names
+------------
+``Embedder.languages`` says which writing systems a model embeds well, as a frozenset of
+the names in :data:`SCRIPTS` (``None`` means all, or unknown). The store compares it with
+:func:`scripts_of` of a query, e.g. to lean on keyword search for a CJK query when the
+embedder only knows Latin text. The names are the lowercase Unicode script names, except
+that Han, Hiragana, Katakana and Hangul are one script, ``"cjk"``, because models and
+tokenizers treat them together.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+SCRIPTS = frozenset(
+    {
+        "latin",
+        "greek",
+        "cyrillic",
+        "armenian",
+        "georgian",
+        "hebrew",
+        "arabic",
+        "devanagari",
+        "bengali",
+        "tamil",
+        "thai",
+        "cjk",
+        "other",
+    }
+)
+
+# The first word of a letter's Unicode name is its script for every script we name.
+_NAME_PREFIX_TO_SCRIPT = {
+    **{name.upper(): name for name in SCRIPTS - {"cjk", "other"}},
+    "CJK": "cjk",
+    "HIRAGANA": "cjk",
+    "KATAKANA": "cjk",
+    "KATAKANA-HIRAGANA": "cjk",
+    "HANGUL": "cjk",
+    "BOPOMOFO": "cjk",
+}
+
+
+def scripts_of(text: str) -> frozenset[str]:
+    """The scripts (names from :data:`SCRIPTS`) of the letters in ``text``."""
+    found: set[str] = set()
+    for char in set(text):
+        if not unicodedata.category(char).startswith("L"):
+            continue
+        words = unicodedata.name(char, "").split()
+        if words and words[0] in ("FULLWIDTH", "HALFWIDTH"):
+            words = words[1:]
+        found.add(_NAME_PREFIX_TO_SCRIPT.get(words[0], "other") if words else "other")
+    return frozenset(found)
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on, the natural thread count for inference."""
+    # sched_getaffinity honours taskset and container CPU sets; cpu_count does not.
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def l2_normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length as float32; an all-zero row stays zero instead of NaN."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+
+
+class Embedder(ABC):
+    """Turns texts into vectors for semantic search.
+
+    ``model_id`` is recorded in the store file: two embedders with the same id and
+    dimension must produce interchangeable vectors.
+    """
+
+    model_id: str
+    dimension: int
+    languages: frozenset[str] | None = None
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for ``texts``, shape ``(len(texts), dimension)``, float32.
+
+        Rows are L2-normalized, except that a text with no features gives a zero row.
+        """
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector for one search query, shape ``(dimension,)``."""
+        return self.embed([text])[0]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.model_id}>"

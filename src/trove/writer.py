@@ -1,0 +1,258 @@
+"""The write path: validate, decide what changed, chunk, embed, commit.
+
+Embedding runs before the transaction (a slow model must not hold the write lock), and
+only for chunks whose text has no stored vector yet; everything about one batch is then
+written in one transaction, so a crash leaves the old version or the new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .backends.base import ChunkRow
+from .errors import InvalidInput
+from .ids import document_id
+from .ingest.chunking import chunk_text
+from .models import Document
+from .search.filters import SCOPES
+from .timeutil import now, to_epoch, to_iso
+
+if TYPE_CHECKING:
+    from .store import Store
+
+ADD_FIELDS = frozenset(
+    [
+        "text",
+        "source",
+        "source_id",
+        "doc_type",
+        "title",
+        "author",
+        "participants",
+        "timestamp",
+        "url",
+        "thread_id",
+        "channel",
+        "tags",
+        "metadata",
+        "namespace",
+        "dedupe_key",
+        "expires_at",
+        "scope",
+        "session",
+        "importance",
+        "ttl",
+    ]
+)
+AUTHOR_TIERS = ("human", "explicit", "derived", "llm")
+# Fields whose change alters what is indexed, so chunks are rebuilt.
+_INDEXED = ("content_hash", "title")
+_COMPARED = [
+    "namespace",
+    "scope",
+    "session_id",
+    "source",
+    "source_id",
+    "dedupe_key",
+    "doc_type",
+    "title",
+    "author",
+    "participants",
+    "timestamp",
+    "url",
+    "thread_id",
+    "channel",
+    "tags",
+    "metadata",
+    "content_hash",
+    "importance",
+    "author_tier",
+    "expires_at",
+]
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What one write did: ``added``, ``updated``, ``unchanged`` or ``restored``."""
+
+    id: str
+    action: str
+
+
+@dataclass
+class _Plan:
+    doc: Document
+    action: str
+    chunks: list[ChunkRow] = field(default_factory=list)
+    reindex: bool = False
+
+
+def prepare(
+    item: Mapping[str, Any], *, author_tier: str = "explicit", doc_id: str | None = None
+) -> Document:
+    """Validate one item of :meth:`Store.add_many` and give it its id.
+
+    ``author_tier`` comes from the interface that received the write, never from the item;
+    ``doc_id`` keeps the id of a document being updated.
+    """
+    unknown = set(item) - ADD_FIELDS
+    if unknown:
+        raise InvalidInput(f"unknown field {', '.join(sorted(unknown))}")
+    if author_tier not in AUTHOR_TIERS:
+        raise InvalidInput(f"author_tier must be one of {', '.join(AUTHOR_TIERS)}")
+    text = item.get("text")
+    if not isinstance(text, str):
+        raise InvalidInput(f"text must be a string, not {type(text).__name__}")
+    try:
+        content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    except UnicodeEncodeError:
+        raise InvalidInput("text contains lone surrogates; it is not valid Unicode") from None
+    namespace = _string(item, "namespace", "default")
+    if not namespace:
+        raise InvalidInput("namespace must not be empty")
+    scope = _string(item, "scope", "workspace")
+    if scope not in SCOPES:
+        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+    session = _string(item, "session")
+    if scope == "session" and not session:
+        raise InvalidInput("a session-scoped item needs a session")
+    source = _string(item, "source")
+    source_id = None if item.get("source_id") is None else str(item["source_id"])
+    dedupe_key = None if item.get("dedupe_key") is None else str(item["dedupe_key"])
+    metadata = dict(item.get("metadata") or {})
+    try:
+        json.dumps(metadata)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"metadata must be JSON-serializable: {exc}") from None
+    if doc_id is None:
+        doc_id = document_id(namespace, scope, source, source_id, dedupe_key, content_hash)
+    return Document(
+        id=doc_id,
+        text=text,
+        namespace=namespace,
+        scope=scope,
+        session_id=session if scope == "session" else "",
+        source=source,
+        source_id=source_id,
+        dedupe_key=dedupe_key,
+        doc_type=_string(item, "doc_type"),
+        title=_string(item, "title"),
+        author=_string(item, "author"),
+        participants=_strings(item, "participants"),
+        timestamp=to_iso(to_epoch(item.get("timestamp"), field="timestamp")),
+        url=_string(item, "url"),
+        thread_id=_string(item, "thread_id"),
+        channel=_string(item, "channel"),
+        tags=_strings(item, "tags"),
+        metadata=metadata,
+        content_hash=content_hash,
+        importance=_importance(item.get("importance")),
+        author_tier=author_tier,
+        expires_at=to_iso(_expiry(item.get("expires_at"), item.get("ttl"))),
+    )
+
+
+def _importance(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        raise InvalidInput(f"importance must be a number, not {value!r}")
+    return float(value)
+
+
+def _expiry(expires_at: Any, ttl: Any) -> float | None:
+    if ttl is None:
+        return to_epoch(expires_at, field="expires_at")
+    if expires_at is not None:
+        raise InvalidInput("give expires_at or ttl, not both")
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not ttl > 0:
+        raise InvalidInput(f"ttl must be a positive number of seconds, not {ttl!r}")
+    return now() + float(ttl)
+
+
+def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
+    """Write documents that were :func:`prepare`-d; the last write of an id wins."""
+    backend = store.backend
+    stamp = to_iso(now())
+    plans: dict[str, _Plan] = {}
+    for doc in {d.id: d for d in docs}.values():
+        old = backend.get_document(doc.id, with_text=False)
+        if old is not None and old.deleted_at is None and _same(old, doc):
+            plans[doc.id] = _Plan(doc, "unchanged")
+            continue
+        new = replace(doc, created_at=old.created_at if old else stamp, updated_at=stamp)
+        action = "added" if old is None else "restored" if old.deleted_at else "updated"
+        reindex = old is None or any(getattr(old, f) != getattr(new, f) for f in _INDEXED)
+        chunks = chunk_rows(new, store.chunk_chars, store.chunk_overlap) if reindex else []
+        plans[doc.id] = _Plan(new, action, chunks, reindex)
+    fresh = [row for plan in plans.values() for row in plan.chunks]
+    vectors = store.vectors_for(fresh)
+    written_ids: list[int] = []
+    dropped_ids: list[int] = []
+    with backend.transaction():
+        for plan in plans.values():
+            if plan.action == "unchanged":
+                continue
+            backend.put_document(plan.doc, text=plan.reindex)
+            if plan.reindex:
+                dropped, ids = backend.replace_chunks(plan.doc.id, plan.chunks)
+                dropped_ids.extend(dropped)
+                written_ids.extend(ids)
+        if vectors is not None:
+            backend.put_vectors(vectors.table, written_ids, vectors.matrix)
+    if vectors is not None:
+        store.vectors_written(dropped_ids, written_ids, vectors.matrix)
+    for plan in plans.values():
+        if plan.action != "unchanged":
+            store.notify("written" if plan.action == "added" else "updated", plan.doc)
+    return [WriteResult(doc.id, plans[doc.id].action) for doc in docs]
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """Vectors for a list of chunk rows, in order, bound for one vector table."""
+
+    table: str
+    matrix: np.ndarray
+
+
+def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
+    rows = []
+    for chunk in chunk_text(doc.text, max_chars=max_chars, overlap=overlap):
+        text = doc.text[chunk.start : chunk.end]
+        head = " > ".join(part for part in (doc.title, chunk.heading) if part)
+        digest = hashlib.sha256(f"{head}\x00{text}".encode()).hexdigest()
+        rows.append(ChunkRow(chunk=chunk, head=head, text=text, text_hash=digest))
+    return rows
+
+
+def embedding_text(head: str, text: str) -> str:
+    """What the embedder sees for a chunk: its title and headings give the text context."""
+    return f"{head}\n\n{text}" if head else text
+
+
+def _same(old: Document, new: Document) -> bool:
+    return all(getattr(old, f) == getattr(new, f) for f in _COMPARED)
+
+
+def _string(item: Mapping[str, Any], name: str, default: str = "") -> str:
+    value = item.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _strings(item: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    value = item.get(name) or ()
+    values = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(v, str) for v in values):
+        raise InvalidInput(f"{name} must be a list of strings")
+    return tuple(dict.fromkeys(v.strip() for v in values if v.strip()))
