@@ -1,0 +1,1 @@
+"""`trove eval`: placeholder, filled in by its issue."""

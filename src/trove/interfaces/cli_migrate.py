@@ -1,0 +1,1 @@
+"""`trove migrate`: placeholder, filled in by its issue."""

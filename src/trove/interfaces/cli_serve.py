@@ -1,0 +1,1 @@
+"""`trove serve`: placeholder, filled in by its issue."""
