@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import writer
-from .backends.base import ChunkRow, KeywordHit
+from .backends.base import Backend, ChunkRow, KeywordHit
 from .embedders.base import Embedder, scripts_of
 from .errors import EmbedderMismatch, InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
@@ -29,10 +29,8 @@ from .timeutil import TimeLike, now, to_epoch
 from .writer import Vectors, WriteResult
 
 if TYPE_CHECKING:
-    from .backends.sqlite import SQLiteBackend
-    from .backends.sqlite_vectors import EmbedderLock
+    from .backends.base import EmbedderLock
     from .ingest.walk import IngestReport
-    from .search.semantic import SemanticSearcher
     from .workspace import Workspace
 
 MODES = ("keyword", "semantic", "hybrid")
@@ -73,7 +71,7 @@ class Store:
 
     def __init__(
         self,
-        backend: SQLiteBackend,
+        backend: Backend,
         *,
         embedder: EmbedderSpec = AUTO,
         chunk_chars: int = DEFAULT_MAX_CHARS,
@@ -91,7 +89,6 @@ class Store:
         self.keyword_weight = keyword_weight
         self._request = embedder
         self._embedder: Embedder | None = None
-        self._searcher: SemanticSearcher | None = None
         self._lock = threading.RLock()
         self.author_tier = author_tier
         self.events = Events()
@@ -171,13 +168,6 @@ class Store:
         if todo:
             matrix[todo] = embedded
         return Vectors(lock.table, matrix)
-
-    def vectors_written(
-        self, dropped: Sequence[int], ids: Sequence[int], matrix: np.ndarray
-    ) -> None:
-        if self._searcher is not None:
-            self._searcher.removed(dropped)
-            self._searcher.added(ids, matrix)
 
     # --- writing ----------------------------------------------------------------------
 
@@ -264,10 +254,7 @@ class Store:
 
     def purge(self) -> int:
         """Remove tombstoned and expired documents for good; returns how many."""
-        purged = len(self.backend.purge(now()))
-        if purged and self._searcher is not None:
-            self._searcher.reset()
-        return purged
+        return len(self.backend.purge(now()))
 
     def reembed(
         self,
@@ -284,7 +271,7 @@ class Store:
         ``embedder`` into a new table, and the store switches to it in one transaction:
         a crash midway leaves the old vectors in use.
         """
-        from .backends.sqlite_vectors import EmbedderLock
+        from .backends.base import EmbedderLock
         from .embedders import get_embedder
 
         if embedder == AUTO:
@@ -311,7 +298,7 @@ class Store:
             spec = _spec(embedder if embedder != AUTO else self._request, target)
             self.backend.finish_rebuild(EmbedderLock(spec, target.model_id, dimension, table))
         with self._lock:
-            self._request, self._embedder, self._searcher = target, target, None
+            self._request, self._embedder = target, target
         return done
 
     def update(self, doc_id: str, *, author_tier: str | None = None, **changes: Any) -> str:
@@ -535,15 +522,7 @@ class Store:
         vector = embedder.embed_query(query)
         if not np.any(vector):
             return []
-        return self._semantic_searcher(lock).search(vector, where, limit, stamp)
-
-    def _semantic_searcher(self, lock: EmbedderLock) -> SemanticSearcher:
-        from .search.semantic import SemanticSearcher
-
-        with self._lock:
-            if self._searcher is None or self._searcher.lock != lock:
-                self._searcher = SemanticSearcher(self.backend, lock)
-            return self._searcher
+        return self.backend.vector_search(lock, vector, where, limit, stamp)
 
     def _weights(self, query: str, mode: str) -> dict[str, float]:
         """Fusion weights; the embedder gets none for a query in a script it does not know."""

@@ -207,7 +207,7 @@ def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
         if vectors is not None:
             backend.put_vectors(vectors.table, written_ids, vectors.matrix)
     if vectors is not None:
-        store.vectors_written(dropped_ids, written_ids, vectors.matrix)
+        backend.vectors_changed(dropped_ids, written_ids, vectors.matrix)
     for plan in plans.values():
         if plan.action != "unchanged":
             store.notify("written" if plan.action == "added" else "updated", plan.doc)

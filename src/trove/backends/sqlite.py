@@ -233,7 +233,9 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             for doc_id in ids:
                 self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
                 self.conn.execute("DELETE FROM document WHERE id = ?", (doc_id,))
-            return ids
+        if ids:
+            self.vectors_reset()
+        return ids
 
     def find_by_hash(self, namespace: str, source: str, content_hash: str) -> list[Document]:
         rows = self.conn.execute(

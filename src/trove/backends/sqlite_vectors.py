@@ -11,28 +11,20 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import apsw
 import numpy as np
 import sqlite_vec
 
+from .base import EmbedderLock, KeywordHit
+
+if TYPE_CHECKING:
+    from ..search.filters import Filters
+    from ..search.semantic import SemanticSearcher
+
 _LOCK_KEY = "embedder"
 _TRIGGER = "chunk_vec_ad"
-
-
-@dataclass(frozen=True)
-class EmbedderLock:
-    """Which embedder made the vectors in a store, and where they are."""
-
-    spec: str
-    model_id: str
-    dimension: int
-    table: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def load_extension(conn: apsw.Connection) -> None:
@@ -42,9 +34,37 @@ def load_extension(conn: apsw.Connection) -> None:
 
 
 class VectorStorage:
-    """Mixin of the SQLite backend: everything about stored vectors."""
+    """Mixin of the SQLite backend: everything about stored vectors.
+
+    k-NN runs in memory (see :mod:`trove.search.semantic`); this process's writes are
+    applied to that index after they commit.
+    """
 
     conn: apsw.Connection
+    _searcher: SemanticSearcher | None = None
+
+    def vector_search(
+        self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
+    ) -> list[KeywordHit]:
+        """Documents by best-chunk cosine similarity, filters applied inside the k-NN."""
+        from ..search.semantic import SemanticSearcher
+
+        searcher = self._searcher
+        if searcher is None or searcher.lock != lock:
+            searcher = self._searcher = SemanticSearcher(self, lock)  # type: ignore[arg-type]
+        return searcher.search(query, filters, limit, now)
+
+    def vectors_changed(
+        self, dropped: Sequence[int], added: Sequence[int], vectors: np.ndarray
+    ) -> None:
+        """After a commit: chunks ``dropped`` are gone, ``added`` have these vectors."""
+        if self._searcher is not None:
+            self._searcher.removed(dropped)
+            self._searcher.added(added, vectors)
+
+    def vectors_reset(self) -> None:
+        """Forget the in-memory index (after a purge or a rebuild); reloaded when needed."""
+        self._searcher = None
 
     def transaction(self) -> AbstractContextManager[None]:
         raise NotImplementedError
@@ -83,6 +103,7 @@ class VectorStorage:
             self._activate(lock)
             if old is not None and old.table != lock.table:
                 self.conn.execute(f"DROP TABLE {old.table}")
+        self.vectors_reset()
 
     def put_vectors(self, table: str, chunk_ids: Sequence[int], vectors: np.ndarray) -> None:
         rows = np.ascontiguousarray(vectors, dtype=np.float32)

@@ -20,8 +20,8 @@ from .ranking import collapse
 from .vectors import VectorIndex
 
 if TYPE_CHECKING:
+    from ..backends.base import EmbedderLock
     from ..backends.sqlite import SQLiteBackend
-    from ..backends.sqlite_vectors import EmbedderLock
 
 # Unfiltered windows up to this many chunks; past it, the filter is computed in SQL and
 # the k-NN runs over exactly the allowed chunks.
