@@ -27,4 +27,4 @@ def test_default_store_finds_meaning_not_just_words(tmp_path: Path) -> None:
         kb.stats()
         kb.search("physician", mode="keyword")
         kb.get(kb.search("physician", mode="keyword")[0].doc_id)
-        assert kb._embedder is None
+        assert not kb.vectors.loaded

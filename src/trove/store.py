@@ -6,18 +6,16 @@ import base64
 import builtins
 import json
 import os
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from . import writer
-from .backends.base import Backend, ChunkRow, KeywordHit
+from .backends.base import Backend, KeywordHit
 from .embedders.base import Embedder, scripts_of
-from .errors import EmbedderMismatch, InvalidInput, InvalidQuery, NotFound
+from .embedding import AUTO, EmbedderSpec, Vectorizer
+from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from .models import Chunk, Document, Edge, Hit, Page, Stats
@@ -26,22 +24,18 @@ from .search.filters import Filters
 from .search.query import ParsedQuery, parse
 from .search.ranking import FUSIONS, fuse
 from .timeutil import TimeLike, now, to_epoch
-from .writer import Vectors, WriteResult
+from .writer import WriteResult
 
 if TYPE_CHECKING:
-    from .backends.base import EmbedderLock
     from .ingest.walk import IngestReport
     from .workspace import Workspace
 
 MODES = ("keyword", "semantic", "hybrid")
-# The embedder the file was made with, else "default".
-AUTO = "auto"
 # Hybrid: each retriever contributes its top documents to the fusion.
 _FUSION_DEPTH = 100
 # Convex weights (keyword, semantic), chosen on SciFact train (bench/quality.py --tune).
 KEYWORD_WEIGHT = 0.5
 
-EmbedderSpec = str | Embedder | None
 _UPDATABLE = frozenset({"text", "title", "tags", "metadata", "importance", "expires_at", "ttl"})
 # What an update carries over from the stored document.
 _KEPT = [
@@ -87,13 +81,9 @@ class Store:
         self.chunk_overlap = chunk_overlap
         self.fusion = fusion
         self.keyword_weight = keyword_weight
-        self._request = embedder
-        self._embedder: Embedder | None = None
-        self._lock = threading.RLock()
         self.author_tier = author_tier
         self.events = Events()
-        if embedder is not None and embedder != AUTO:
-            self._check_lock(self._resolve())  # a mismatch fails at open, file untouched
+        self.vectors = Vectorizer(backend, embedder)
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -111,63 +101,12 @@ class Store:
     @property
     def has_embedder(self) -> bool:
         """False for a keyword-only store (opened with ``embedder=None``)."""
-        return self._request is not None
+        return self.vectors.enabled
 
     @property
     def embedder(self) -> Embedder | None:
         """The embedder, created on first use (a keyword-only session never loads one)."""
-        return None if self._request is None else self._resolve()
-
-    def _resolve(self) -> Embedder:
-        with self._lock:
-            if self._embedder is None:
-                from .embedders import get_embedder
-
-                request = self._request
-                if request == AUTO:
-                    lock = self.backend.vector_lock()
-                    request = lock.spec if lock is not None else "default"
-                assert request is not None
-                self._embedder = get_embedder(request)
-            return self._embedder
-
-    def _check_lock(self, embedder: Embedder) -> EmbedderLock | None:
-        lock = self.backend.vector_lock()
-        if lock is None:
-            return None
-        dimension = getattr(embedder, "dimension", None)
-        if embedder.model_id != lock.model_id or (dimension and dimension != lock.dimension):
-            raise EmbedderMismatch(
-                f"this store's vectors were made by {lock.model_id} ({lock.dimension}-d), "
-                f"not {embedder.model_id}; open it with embedder={lock.spec!r}, or switch "
-                f"with `trove reembed --embedder NAME` (Store.reembed)"
-            )
-        return lock
-
-    def vectors_for(self, rows: Sequence[ChunkRow]) -> Vectors | None:
-        """Vectors for new chunk rows: reused by text hash where stored, else embedded."""
-        if self._request is None:
-            return None
-        embedder = self._resolve()
-        lock = self._check_lock(embedder)
-        if not rows:
-            return None if lock is None else Vectors(lock.table, _empty(lock.dimension))
-        known = {} if lock is None else self.backend.vectors_by_hash(lock.table, _hashes(rows))
-        todo = [i for i, row in enumerate(rows) if row.text_hash not in known]
-        embedded = embedder.embed(
-            [writer.embedding_text(rows[i].head, rows[i].text) for i in todo]
-        )
-        if lock is None:
-            lock = self.backend.lock_vectors(
-                _spec(self._request, embedder), embedder.model_id, embedded.shape[1]
-            )
-        matrix = np.empty((len(rows), lock.dimension), dtype=np.float32)
-        for i, row in enumerate(rows):
-            if row.text_hash in known:
-                matrix[i] = known[row.text_hash]
-        if todo:
-            matrix[todo] = embedded
-        return Vectors(lock.table, matrix)
+        return self.vectors.embedder
 
     # --- writing ----------------------------------------------------------------------
 
@@ -271,35 +210,9 @@ class Store:
         ``embedder`` into a new table, and the store switches to it in one transaction:
         a crash midway leaves the old vectors in use.
         """
-        from .backends.base import EmbedderLock
-        from .embedders import get_embedder
-
-        if embedder == AUTO:
-            target = self._resolve() if self._request is not None else get_embedder("default")
-        elif embedder is None:
-            raise InvalidQuery("reembed needs an embedder")
-        else:
-            target = get_embedder(embedder)
-        lock = self.backend.vector_lock()
-        if missing and lock is not None:
-            self._check_lock(target)
-            table, dimension = lock.table, lock.dimension
-        else:
-            dimension = target.embed(["dimension probe"]).shape[1]
-            table = self.backend.begin_rebuild(dimension)
-        done = 0
-        for rows in self.backend.chunks_without_vectors(table, batch=batch_size):
-            matrix = target.embed([writer.embedding_text(head, text) for _, head, text in rows])
-            self.backend.put_vectors(table, [cid for cid, _, _ in rows], matrix)
-            done += len(rows)
-            if progress:
-                progress(len(rows))
-        if not (missing and lock is not None):
-            spec = _spec(embedder if embedder != AUTO else self._request, target)
-            self.backend.finish_rebuild(EmbedderLock(spec, target.model_id, dimension, table))
-        with self._lock:
-            self._request, self._embedder = target, target
-        return done
+        return self.vectors.reembed(
+            embedder, missing=missing, batch_size=batch_size, progress=progress
+        )
 
     def update(self, doc_id: str, *, author_tier: str | None = None, **changes: Any) -> str:
         """Change a document's ``text``, ``title``, ``tags``, ``metadata`` (replaced),
@@ -515,20 +428,17 @@ class Store:
     def _semantic(
         self, query: str, where: Filters, limit: int, stamp: float
     ) -> builtins.list[KeywordHit]:
-        embedder = self._resolve()
-        lock = self._check_lock(embedder)
-        if lock is None:
+        found = self.vectors.query(query)
+        if found is None:
             return []
-        vector = embedder.embed_query(query)
-        if not np.any(vector):
-            return []
+        lock, vector = found
         return self.backend.vector_search(lock, vector, where, limit, stamp)
 
     def _weights(self, query: str, mode: str) -> dict[str, float]:
         """Fusion weights; the embedder gets none for a query in a script it does not know."""
         if mode != "hybrid":
             return {mode: 1.0}
-        embedder = self._resolve()
+        embedder = self.vectors.resolve()
         known = embedder.languages
         if known is not None and not scripts_of(query) <= known:
             return {"keyword": 1.0, "semantic": 0.0}
@@ -578,21 +488,6 @@ def decode_cursor(cursor: str) -> tuple[float, str]:
         return float(created), str(doc_id)
     except (ValueError, TypeError):
         raise InvalidQuery(f"not a cursor from list(): {cursor!r}") from None
-
-
-def _spec(request: EmbedderSpec, embedder: Embedder) -> str:
-    """The name to re-create an embedder from when the store is reopened."""
-    if isinstance(request, str) and request != AUTO:
-        return request
-    return str(getattr(embedder, "spec", None) or "default")
-
-
-def _hashes(rows: Sequence[ChunkRow]) -> list[str]:
-    return list(dict.fromkeys(row.text_hash for row in rows))
-
-
-def _empty(dimension: int) -> np.ndarray:
-    return np.zeros((0, dimension), dtype=np.float32)
 
 
 def _expired(doc: Document) -> bool:

@@ -192,7 +192,7 @@ def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
         chunks = chunk_rows(new, store.chunk_chars, store.chunk_overlap) if reindex else []
         plans[doc.id] = _Plan(new, action, chunks, reindex)
     fresh = [row for plan in plans.values() for row in plan.chunks]
-    vectors = store.vectors_for(fresh)
+    vectors = store.vectors.vectors_for(fresh)
     written_ids: list[int] = []
     dropped_ids: list[int] = []
     with backend.transaction():

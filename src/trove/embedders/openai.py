@@ -91,7 +91,7 @@ class OpenAIEmbedder(Embedder):
     def _request(self, texts: list[str]) -> np.ndarray:
         import httpx
 
-        if self._key is None and self.url.startswith(DEFAULT_BASE_URL):
+        if not self._key and self.url.startswith(DEFAULT_BASE_URL):
             raise EmbedderError(
                 f"{self.url} needs an API key: set OPENAI_API_KEY, or set"
                 " TROVE_OPENAI_BASE_URL to a local server"

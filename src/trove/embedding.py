@@ -1,0 +1,162 @@
+"""Embedding for a store: which embedder, the lock in the file, vectors for new chunks.
+
+The embedder is created on first use, so keyword-only work never loads a model.
+``"auto"`` means the embedder the file was made with, else ``"default"``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .backends.base import Backend, ChunkRow, EmbedderLock
+from .embedders.base import Embedder
+from .errors import EmbedderMismatch, InvalidQuery
+from .writer import Vectors, embedding_text
+
+AUTO = "auto"
+EmbedderSpec = str | Embedder | None
+
+
+class Vectorizer:
+    """The embedder of one open store and the vectors it writes."""
+
+    def __init__(self, backend: Backend, request: EmbedderSpec = AUTO) -> None:
+        self.backend = backend
+        self._request = request
+        self._embedder: Embedder | None = None
+        self._lock = threading.RLock()
+        if request is not None and request != AUTO:
+            self._check_lock(self.resolve())  # a mismatch fails at open, file untouched
+
+    @property
+    def enabled(self) -> bool:
+        return self._request is not None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether an embedder object exists yet (tests: keyword work must not load one)."""
+        return self._embedder is not None
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self.resolve() if self.enabled else None
+
+    def resolve(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                from .embedders import get_embedder
+
+                request = self._request
+                if request == AUTO:
+                    lock = self.backend.vector_lock()
+                    request = lock.spec if lock is not None else "default"
+                assert request is not None
+                self._embedder = get_embedder(request)
+            return self._embedder
+
+    def _check_lock(self, embedder: Embedder) -> EmbedderLock | None:
+        lock = self.backend.vector_lock()
+        if lock is None:
+            return None
+        dimension = getattr(embedder, "dimension", None)
+        if embedder.model_id != lock.model_id or (dimension and dimension != lock.dimension):
+            raise EmbedderMismatch(
+                f"this store's vectors were made by {lock.model_id} ({lock.dimension}-d), "
+                f"not {embedder.model_id}; open it with embedder={lock.spec!r}, or switch "
+                f"with `trove reembed --embedder NAME` (Store.reembed)"
+            )
+        return lock
+
+    def vectors_for(self, rows: Sequence[ChunkRow]) -> Vectors | None:
+        """Vectors for new chunk rows: reused by text hash where stored, else embedded."""
+        if self._request is None:
+            return None
+        embedder = self.resolve()
+        lock = self._check_lock(embedder)
+        if not rows:
+            return None if lock is None else Vectors(lock.table, _empty(lock.dimension))
+        known = {} if lock is None else self.backend.vectors_by_hash(lock.table, _hashes(rows))
+        todo = [i for i, row in enumerate(rows) if row.text_hash not in known]
+        embedded = embedder.embed([embedding_text(rows[i].head, rows[i].text) for i in todo])
+        if lock is None:
+            lock = self.backend.lock_vectors(
+                spec_of(self._request, embedder), embedder.model_id, embedded.shape[1]
+            )
+        matrix = np.empty((len(rows), lock.dimension), dtype=np.float32)
+        for i, row in enumerate(rows):
+            if row.text_hash in known:
+                matrix[i] = known[row.text_hash]
+        if todo:
+            matrix[todo] = embedded
+        return Vectors(lock.table, matrix)
+
+    def query(self, text: str) -> tuple[EmbedderLock, np.ndarray] | None:
+        """The lock and query vector, or None when there is nothing to search."""
+        embedder = self.resolve()
+        lock = self._check_lock(embedder)
+        if lock is None:
+            return None
+        vector = embedder.embed_query(text)
+        return (lock, vector) if np.any(vector) else None
+
+    def reembed(
+        self,
+        embedder: EmbedderSpec = AUTO,
+        *,
+        missing: bool = False,
+        batch_size: int = 256,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Rebuild vectors; returns how many chunks were embedded.
+
+        ``missing=True`` embeds only chunks without a vector (after a crash, or for a
+        store that was written keyword-only). Otherwise every chunk is embedded with
+        ``embedder`` into a new table, and the store switches to it in one transaction:
+        a crash midway leaves the old vectors in use.
+        """
+        from .embedders import get_embedder
+
+        if embedder == AUTO:
+            target = self.resolve() if self._request is not None else get_embedder("default")
+        elif embedder is None:
+            raise InvalidQuery("reembed needs an embedder")
+        else:
+            target = get_embedder(embedder)
+        lock = self.backend.vector_lock()
+        if missing and lock is not None:
+            self._check_lock(target)
+            table, dimension = lock.table, lock.dimension
+        else:
+            dimension = target.embed(["dimension probe"]).shape[1]
+            table = self.backend.begin_rebuild(dimension)
+        done = 0
+        for rows in self.backend.chunks_without_vectors(table, batch=batch_size):
+            matrix = target.embed([embedding_text(head, text) for _, head, text in rows])
+            self.backend.put_vectors(table, [cid for cid, _, _ in rows], matrix)
+            done += len(rows)
+            if progress:
+                progress(len(rows))
+        if not (missing and lock is not None):
+            spec = spec_of(embedder if embedder != AUTO else self._request, target)
+            self.backend.finish_rebuild(EmbedderLock(spec, target.model_id, dimension, table))
+        with self._lock:
+            self._request, self._embedder = target, target
+        return done
+
+
+def spec_of(request: EmbedderSpec, embedder: Embedder) -> str:
+    """The name to re-create an embedder from when the store is reopened."""
+    if isinstance(request, str) and request != AUTO:
+        return request
+    return str(getattr(embedder, "spec", None) or "default")
+
+
+def _hashes(rows: Sequence[ChunkRow]) -> list[str]:
+    return list(dict.fromkeys(row.text_hash for row in rows))
+
+
+def _empty(dimension: int) -> np.ndarray:
+    return np.zeros((0, dimension), dtype=np.float32)
