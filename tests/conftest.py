@@ -1,15 +1,33 @@
-"""Shared fixtures: real SQLite stores, in a temporary file and in memory."""
+"""Shared fixtures: real stores on every backend, the conformance suite's parameters.
+
+``kb`` and ``store_target`` run each test on a SQLite file, SQLite in memory and
+PostgreSQL. PostgreSQL (16, with pgvector) is started once per test session from the
+``pgserver`` package in a temporary directory, listening on a Unix socket only; each test
+gets a schema of its own (``?schema=``), dropped afterwards. If the server cannot start,
+the PostgreSQL parameters fail: they are never skipped.
+"""
 
 from __future__ import annotations
 
+import itertools
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import settings
 
 import trove
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+# Property tests also run against a PostgreSQL server on a shared 2-core machine, where a
+# single example can stall for a moment: judge them by their assertions, not the clock.
+settings.register_profile("trove", deadline=None)
+settings.load_profile("trove")
 
 
 @pytest.fixture
@@ -17,9 +35,72 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "kb.db"
 
 
-@pytest.fixture(params=["file", "memory"])
-def kb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[trove.Store]:
-    """A keyword-only store; every test using it runs on a file and in memory."""
-    target = ":memory:" if request.param == "memory" else tmp_path / "kb.db"
-    with trove.open(target, embedder=None) as store:
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """This session's PostgreSQL server (a ``pgserver.PostgresServer``)."""
+    try:
+        import pgserver
+    except ImportError:
+        pytest.fail("the PostgreSQL tests need pgserver: pip install -e '.[dev]'")
+    # Not under pytest's tmp_path: that is private to this user, and PostgreSQL refuses
+    # to run as root, so pgserver runs it as another user who must reach the directory.
+    root = Path(tempfile.mkdtemp(prefix="trove-pg-"))
+    root.chmod(0o755)
+    try:
+        server = pgserver.get_server(root / "data", cleanup_mode="delete")
+    except Exception as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        pytest.fail(f"PostgreSQL (pgserver) did not start: {exc}")
+    import psycopg
+
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        # A throwaway server: durability costs time and buys nothing here.
+        for name in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"ALTER SYSTEM SET {name} = off")
+        conn.execute("SELECT pg_reload_conf()")
+    yield server
+    server.cleanup()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_url(pg_server: Any) -> str:
+    """A URL of this session's PostgreSQL server (no schema chosen)."""
+    return str(pg_server.get_uri())
+
+
+_schemas = itertools.count()
+
+
+@pytest.fixture
+def pg_target(pg_url: str) -> Iterator[str]:
+    """A PostgreSQL store target with a schema of its own, dropped after the test."""
+    import psycopg
+
+    schema = f"test_{os.getpid()}_{next(_schemas)}"
+    yield f"{pg_url}&schema={schema}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture(params=["file", "memory", "postgres"])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a store lives: a SQLite file, SQLite in memory, or a PostgreSQL schema."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_target"))
+    return ":memory:" if request.param == "memory" else str(tmp_path / "kb.db")
+
+
+@pytest.fixture(params=["file", "postgres"])
+def durable_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store that outlives its connection (for reopening, several connections)."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_target"))
+    return str(tmp_path / "kb.db")
+
+
+@pytest.fixture
+def kb(store_target: str) -> Iterator[trove.Store]:
+    """A keyword-only store; every test using it runs on each backend."""
+    with trove.open(store_target, embedder=None) as store:
         yield store

@@ -236,8 +236,8 @@ def test_denied_writes_and_deletes(kb: trove.Store) -> None:
     assert reader.get(doc_id) is not None
 
 
-def test_concurrent_writes_to_one_dedupe_key_make_one_item(tmp_path) -> None:
-    path = tmp_path / "kb.db"
+def test_concurrent_writes_to_one_dedupe_key_make_one_item(durable_target: str) -> None:
+    path = durable_target
     with trove.open(path, embedder=None) as kb:
         kb.add("seed", dedupe_key="counter")
     errors: list[BaseException] = []
@@ -258,3 +258,23 @@ def test_concurrent_writes_to_one_dedupe_key_make_one_item(tmp_path) -> None:
     with trove.open(path, embedder=None) as kb:
         assert kb.stats().documents == 1
         assert kb.list().items[0].text.startswith("value ")
+
+
+def test_sessions_writing_the_same_key_or_text_get_separate_items(kb: trove.Store) -> None:
+    # An id shared across sessions would make the second write fail, telling its caller
+    # that another session holds that exact key or text.
+    one = kb.workspace("ana", session="s1")
+    two = kb.workspace("ana", session="s2")
+    for fields in ({}, {"dedupe_key": "scratch"}, {"source": "chat", "source_id": "m1"}):
+        mine = one.add("the launch code is 1234", scope="session", **fields)
+        theirs = two.add("the launch code is 1234", scope="session", **fields)
+        assert mine != theirs
+        assert one.get(theirs) is None and two.get(mine) is None
+
+
+def test_a_write_in_another_scope_never_takes_over_an_item(kb: trove.Store) -> None:
+    fact = kb.workspace("ops", allow_global=True).add("rotate keys monthly", scope="global")
+    ops = kb.workspace("ops", session="s1")
+    for scope in ("workspace", "session"):
+        assert ops.add("rotate keys monthly", scope=scope) != fact
+    assert kb.get(fact).scope == "global"  # type: ignore[union-attr]

@@ -12,6 +12,9 @@ import trove
 from trove import NotATroveStore, SchemaTooNew, StoreError
 from trove.backends.sqlite_schema import APPLICATION_ID, LATEST_VERSION
 
+# The SQLite file format itself; tests/test_postgres*.py cover the PostgreSQL schema.
+pytestmark = pytest.mark.sqlite_only
+
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -51,9 +51,10 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture(params=["file", "memory"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return ":memory:" if request.param == "memory" else str(tmp_path / "kb.db")
+@pytest.fixture
+def target(store_target: str) -> str:
+    """Each backend: a SQLite file, SQLite in memory, PostgreSQL (see conftest.py)."""
+    return store_target
 
 
 ANIMALS = [
@@ -123,8 +124,8 @@ def test_keyword_only_store_never_loads_a_model(target: str) -> None:
             kb.search("cat", mode="semantic")
 
 
-def test_reopening_uses_the_locked_embedder(tmp_path: Path) -> None:
-    path = tmp_path / "kb.db"
+def test_reopening_uses_the_locked_embedder(durable_target: str) -> None:
+    path = durable_target
     with trove.open(path, embedder="hash:32") as kb:
         ids = load(kb)
     with trove.open(path) as kb:
@@ -132,6 +133,7 @@ def test_reopening_uses_the_locked_embedder(tmp_path: Path) -> None:
         assert kb.embedder is not None and kb.embedder.model_id == "hash:32"
 
 
+@pytest.mark.sqlite_only
 def test_other_embedder_is_refused_and_file_untouched(tmp_path: Path) -> None:
     path = tmp_path / "kb.db"
     with trove.open(path, embedder="hash:32") as kb:
@@ -185,8 +187,8 @@ def test_deleted_and_updated_documents_leave_semantic_results(target: str) -> No
         assert len({h.doc_id for h in hits}) == len(hits)
 
 
-def test_another_connections_writes_are_seen(tmp_path: Path) -> None:
-    path = tmp_path / "kb.db"
+def test_another_connections_writes_are_seen(durable_target: str) -> None:
+    path = durable_target
     with trove.open(path, embedder="hash:256") as a, trove.open(path, embedder="hash:256") as b:
         load(a)
         assert b.search("kitten", mode="semantic")  # b loads its index
@@ -238,6 +240,7 @@ def test_query_in_a_script_the_embedder_does_not_know_is_keyword_ranked(target: 
         assert hits[0].explain["weights"] == {"keyword": 1.0, "semantic": 0.0}  # type: ignore[index]
 
 
+@pytest.mark.sqlite_only
 def test_reembed_switches_embedder_in_one_step(tmp_path: Path) -> None:
     path = tmp_path / "kb.db"
     with trove.open(path, embedder="hash:32") as kb:
@@ -253,8 +256,8 @@ def test_reembed_switches_embedder_in_one_step(tmp_path: Path) -> None:
         assert "chunk_vec_1" not in names
 
 
-def test_crash_during_reembed_leaves_old_vectors_in_use(tmp_path: Path) -> None:
-    path = tmp_path / "kb.db"
+def test_crash_during_reembed_leaves_old_vectors_in_use(durable_target: str) -> None:
+    path = durable_target
     with trove.open(path, embedder="hash:32") as kb:
         ids = load(kb)
         with pytest.raises(EmbedderError):
@@ -266,6 +269,7 @@ def test_crash_during_reembed_leaves_old_vectors_in_use(tmp_path: Path) -> None:
         assert kb.stats().embedder["table"] == "chunk_vec_2"  # type: ignore[index]
 
 
+@pytest.mark.sqlite_only
 def test_reembed_missing_repairs_chunks_without_vectors(tmp_path: Path) -> None:
     path = tmp_path / "kb.db"
     with trove.open(path, embedder="hash:64") as kb:
@@ -277,10 +281,36 @@ def test_reembed_missing_repairs_chunks_without_vectors(tmp_path: Path) -> None:
         assert kb.stats().vectors == 4
 
 
-def test_keyword_only_store_can_gain_vectors(tmp_path: Path) -> None:
-    path = tmp_path / "kb.db"
+def test_keyword_only_store_can_gain_vectors(durable_target: str) -> None:
+    path = durable_target
     with trove.open(path, embedder=None) as kb:
         ids = load(kb)
     with trove.open(path, embedder="hash:64") as kb:
         assert kb.reembed("hash:64") == 4
         assert kb.search("purring kitten mat", mode="semantic")[0].doc_id == ids["cats"]
+
+
+def test_one_store_serves_many_threads(tmp_path: Path) -> None:
+    # apsw raises ThreadingViolationError on a connection busy in another thread; the
+    # store must serialize instead (servers share one store; hybrid embeds on a thread).
+    import threading
+
+    with trove.open(tmp_path / "kb.db", embedder="hash:64") as kb:
+        load(kb)
+        failures: list[BaseException] = []
+
+        def work(i: int) -> None:
+            try:
+                for j in range(15):
+                    kb.search("kitten purred on the mat", explain=True)
+                    kb.add(f"note {i} {j} about kittens", source="t", source_id=f"{i}-{j}")
+            except BaseException as exc:  # reported below
+                failures.append(exc)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert failures == []
+        assert kb.stats().documents == 4 + 6 * 15

@@ -232,8 +232,8 @@ def test_unknown_field_in_add_many(kb: trove.Store) -> None:
         kb.add_many([{"text": "x", "colour": "red"}])
 
 
-def test_file_store_persists(tmp_path) -> None:
-    path = tmp_path / "kb.db"
+def test_file_store_persists(durable_target: str) -> None:
+    path = durable_target
     with trove.open(path) as kb:
         doc_id = kb.add("persisted", title="P")
     with trove.open(path) as kb:

@@ -25,6 +25,7 @@ from .errors import (
     StoreError,
     TroveError,
 )
+from .evaluate import EvalRun, evaluate, evaluate_pairs
 from .models import Chunk, Document, Edge, Hit, Page, Stats
 from .store import Store
 from .workspace import Workspace
@@ -34,17 +35,28 @@ __version__ = "0.1.0"
 
 
 def open(target: str | os.PathLike[str], **options: Any) -> Store:
-    """Open (or create) a store: a file path or ``":memory:"``.
+    """Open (or create) a store: a file path, ``":memory:"``, or a PostgreSQL URL
+    (``postgresql://user@host/db?schema=NAME``; needs the ``postgres`` extra).
 
     Options: ``embedder`` (``"auto"``: the file's own, else ``"default"``; a name, an
     :class:`~trove.embedders.Embedder`, or None for keyword only), ``fusion``,
     ``keyword_weight``, ``chunk_chars``, ``chunk_overlap``, ``author_tier``,
     ``busy_timeout_ms``.
     """
-    from .backends.sqlite import SQLiteBackend
+    from .backends.base import Backend
+    from .backends.postgres_url import is_postgres
 
     busy = options.pop("busy_timeout_ms", 5000)
-    backend = SQLiteBackend(os.fspath(target), busy_timeout_ms=busy)
+    backend: Backend
+    if is_postgres(os.fspath(target)):
+        # Imported only here: the core never needs psycopg (the ``postgres`` extra).
+        from .backends.postgres import PostgresBackend
+
+        backend = PostgresBackend(os.fspath(target))
+    else:
+        from .backends.sqlite import SQLiteBackend
+
+        backend = SQLiteBackend(os.fspath(target), busy_timeout_ms=busy)
     try:
         return Store(backend, **options)
     except BaseException:
@@ -58,6 +70,7 @@ __all__ = [
     "Edge",
     "EmbedderError",
     "EmbedderMismatch",
+    "EvalRun",
     "Forbidden",
     "Hit",
     "InvalidInput",
@@ -73,5 +86,7 @@ __all__ = [
     "TroveError",
     "Workspace",
     "WriteResult",
+    "evaluate",
+    "evaluate_pairs",
     "open",
 ]

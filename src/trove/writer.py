@@ -79,10 +79,12 @@ _COMPARED = [
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What one write did: ``added``, ``updated``, ``unchanged`` or ``restored``."""
+    """What one write did: ``added``, ``updated``, ``unchanged`` or ``restored``, and how
+    many chunks it (re)indexed."""
 
     id: str
     action: str
+    chunks: int = 0
 
 
 @dataclass
@@ -131,7 +133,9 @@ def prepare(
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"metadata must be JSON-serializable: {exc}") from None
     if doc_id is None:
-        doc_id = document_id(namespace, scope, source, source_id, dedupe_key, content_hash)
+        doc_id = document_id(
+            namespace, scope, source, source_id, dedupe_key, content_hash, session
+        )
     return Document(
         id=doc_id,
         text=text,
@@ -211,7 +215,7 @@ def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
     for plan in plans.values():
         if plan.action != "unchanged":
             store.notify("written" if plan.action == "added" else "updated", plan.doc)
-    return [WriteResult(doc.id, plans[doc.id].action) for doc in docs]
+    return [WriteResult(doc.id, plans[doc.id].action, len(plans[doc.id].chunks)) for doc in docs]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ import json
 import math
 import os
 import re
-import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from ..search.query import ParsedQuery, has_cjk
 from ..search.ranking import collapse
 from ..timeutil import to_epoch, to_iso
 from .base import ChunkRow, KeywordHit
+from .sqlite_conn import SerializedConnection
 from .sqlite_memory import MemoryStorage
 from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate
 from .sqlite_vectors import VectorStorage, load_extension
@@ -61,7 +61,7 @@ _JSON_LIST_COLUMNS = ("participants", "tags")
 
 
 class SQLiteBackend(VectorStorage, MemoryStorage):
-    """Everything trove stores, in one SQLite file. Thread-safe: one writer at a time."""
+    """Everything trove stores, in one SQLite file. Thread-safe: one statement at a time."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000) -> None:
         self.path = str(path)
@@ -70,22 +70,22 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             _check_is_sqlite(Path(self.path))
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.conn = apsw.Connection(self.path)
-            self.conn.set_busy_timeout(busy_timeout_ms)
+            raw = apsw.Connection(self.path)
+            raw.set_busy_timeout(busy_timeout_ms)
+            self.conn = SerializedConnection(raw)
             version = self._check_is_trove()
         except apsw.NotADBError:
             raise NotATroveStore(f"{self.path} is not a SQLite database") from None
         except apsw.CantOpenError as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from None
-        self._lock = threading.RLock()
         self._depth = 0
         if not self.memory:
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute("PRAGMA foreign_keys = ON")
-        load_extension(self.conn)
-        migrate(self.conn, version)
-        self._word_tokenizer = self.conn.fts5_tokenizer(
+        load_extension(raw)
+        migrate(raw, version)
+        self._word_tokenizer = raw.fts5_tokenizer(
             "porter", ["unicode61", "remove_diacritics", "2"]
         )
 
@@ -113,7 +113,7 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic write; nests (inner blocks join the outer transaction)."""
-        with self._lock:
+        with self.conn.lock:
             self._depth += 1
             try:
                 if self._depth == 1:
@@ -209,6 +209,25 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
                 )
                 ids.append(self.conn.last_insert_rowid())
             return dropped, ids
+
+    def get_chunks(self, doc_ids: Sequence[str]) -> dict[str, list[ChunkRow]]:
+        """The stored chunks of documents, in order (for copying a store)."""
+        rows = self.conn.execute(
+            "SELECT doc_id, idx, start_char, end_char, heading, head, text, text_hash "
+            "FROM chunk WHERE doc_id IN (SELECT value FROM json_each(?)) ORDER BY doc_id, idx",
+            (json.dumps(list(doc_ids)),),
+        )
+        found: dict[str, list[ChunkRow]] = {}
+        for doc_id, idx, start, end, heading, head, text, digest in rows:
+            chunk = Chunk(index=idx, start=start, end=end, heading=heading)
+            found.setdefault(str(doc_id), []).append(ChunkRow(chunk, head, text, digest))
+        return found
+
+    def iter_documents(self, *, after: str | None, limit: int) -> list[Document]:
+        """Every document (all namespaces, deleted and expired too), by id, a page at a time."""
+        return self._documents(
+            "(?1 IS NULL OR id > ?1)", (after,), f"ORDER BY id LIMIT {int(limit)}"
+        )
 
     def set_deleted(self, doc_id: str, when: float | None) -> bool:
         with self.transaction():
@@ -368,7 +387,8 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
 
     def _tokenize(self, data: bytes, query: bool = False) -> list[tuple[int, int, str]]:
         reason = apsw.FTS5_TOKENIZE_QUERY if query else apsw.FTS5_TOKENIZE_DOCUMENT
-        tokens: Any = self._word_tokenizer(data, reason, None)
+        with self.conn.lock:
+            tokens: Any = self._word_tokenizer(data, reason, None)
         return [(int(t[0]), int(t[1]), str(t[2])) for t in tokens]
 
     def _substring_search(

@@ -6,16 +6,15 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-import apsw
-
 from ..models import Document, Edge
 from ..timeutil import to_iso
+from .sqlite_conn import SerializedConnection
 
 
 class MemoryStorage:
     """Mixin of the SQLite backend: edges and listing."""
 
-    conn: apsw.Connection
+    conn: SerializedConnection
 
     def transaction(self) -> AbstractContextManager[None]:
         raise NotImplementedError

@@ -18,6 +18,7 @@ import numpy as np
 import sqlite_vec
 
 from .base import EmbedderLock, KeywordHit
+from .sqlite_conn import SerializedConnection
 
 if TYPE_CHECKING:
     from ..search.filters import Filters
@@ -40,7 +41,7 @@ class VectorStorage:
     applied to that index after they commit.
     """
 
-    conn: apsw.Connection
+    conn: SerializedConnection
     _searcher: SemanticSearcher | None = None
 
     def vector_search(
@@ -173,11 +174,11 @@ class VectorStorage:
         lock = self.vector_lock()
         if lock is None:
             return 0
-        return int(next(self.conn.execute(f"SELECT count(*) FROM {lock.table}"))[0])
+        return int(self.conn.execute(f"SELECT count(*) FROM {lock.table}")[0][0])
 
     def data_version(self) -> int:
         """Changes when another connection commits, so a cached index knows it is stale."""
-        return int(next(self.conn.execute("PRAGMA data_version"))[0])
+        return int(self.conn.execute("PRAGMA data_version")[0][0])
 
     def _vector_tables(self) -> list[str]:
         rows = self.conn.execute(

@@ -1,56 +1,73 @@
-"""Ingest a folder: read each file that changed, store it, skip what did not.
+"""Ingest a folder and keep the store in step with it.
 
-A file's document is keyed by (namespace, source, path relative to the root), so
-re-running updates in place. Unchanged files cost one hash and no parsing.
+Each file's documents are keyed by (namespace, source, path relative to the root), so
+re-running updates in place. Per file:
+
+- unchanged (same hash as when it was stored): one hash, no parsing, no embedding;
+- changed: parsed again, and its document replaced in one transaction, same id;
+- new, with the content of a file that is gone: a rename or move; the document keeps
+  its id (and its edges) and takes the new path;
+- gone: tombstoned when ``sync`` is set.
+
+Writes go in batches, one transaction each, so an interrupted run leaves whole
+documents only, and running it again finishes the job.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
+import io
 import os
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFound, TroveError
+from .. import writer
+from ..errors import (
+    EmbedderError,
+    EmbedderMismatch,
+    MissingDependency,
+    NotFound,
+    StoreError,
+    TroveError,
+)
+from ..ids import document_id
 from ..timeutil import to_iso
-from .readers import READERS, Unreadable
+from .files import FileEntry, list_files
+from .known import Known
+from .links import LinkIndex, sync_links
+from .parse import Parsed, Parser, default_workers
+from .readers import (
+    BY_NAME,
+    Corrupt,
+    Format,
+    ReadOptions,
+    Record,
+    RecordError,
+    Unreadable,
+    format_for,
+    split_source_id,
+)
+from .readers.records import field_map
+from .report import UNSUPPORTED, IngestProgress, IngestReport, ProgressCallback
 
 if TYPE_CHECKING:
     from ..store import Store
 
-from ..ids import document_id
+__all__ = ["DEFAULT_MAX_BYTES", "IngestProgress", "IngestReport", "ingest"]
 
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
-_BATCH_BYTES = 16 * 1024 * 1024
-_BATCH_FILES = 256
-
-
-@dataclass
-class IngestReport:
-    """What one ingest run did, file by file where it matters."""
-
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    deleted: int = 0
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "deleted": self.deleted,
-            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
-            "failed": [{"path": p, "reason": r} for p, r in self.failed],
-        }
-
-
-Progress = Callable[[str], None]
+# A batch is one transaction (and one call to the embedder).
+BATCH_DOCUMENTS = 512
+BATCH_BYTES = 16 * 1024 * 1024
+_BLOCK = 1 << 20
+_EMPTY = hashlib.sha256(b"").hexdigest()
+_NOTES = BY_NAME["markdown"].suffixes
+# Errors about the store or the embedder, not about a file: the run stops.
+_FATAL = (EmbedderMismatch, EmbedderError, StoreError, MissingDependency)
 
 
 def ingest(
@@ -63,122 +80,524 @@ def ingest(
     exclude: Sequence[str] = (),
     sync: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
-    progress: Progress | None = None,
+    follow_symlinks: bool = False,
+    dry_run: bool = False,
+    fields: Mapping[str, str] | None = None,
+    records: str | None = None,
+    workers: int | None = None,
+    progress: ProgressCallback | None = None,
+    only: Collection[str] | None = None,
 ) -> IngestReport:
-    """Store every readable file under ``root`` (or ``root`` itself if it is a file)."""
+    """Store every readable file under ``root`` (or ``root`` itself if it is a file).
+
+    ``fields`` maps document fields to record fields for JSON/JSONL (``{"text": "body",
+    "time": "sent_at", "id": "uuid"}``), ``records`` names the list of records inside a
+    JSON document. ``max_bytes`` skips larger files (mbox and JSONL are streamed, so it
+    bounds each message or line instead). ``only`` limits the run to these paths
+    relative to the folder (what ``trove watch`` saw change); a listed path that no
+    longer exists counts as gone.
+    """
     base = Path(root).expanduser()
     if not base.exists():
         raise NotFound(f"{base} does not exist")
     base = base.resolve()
     folder = base if base.is_dir() else base.parent
-    source = source if source is not None else folder.name
-    known = {
-        sid: (digest, deleted) for sid, _, digest, deleted in store.iter_source(namespace, source)
-    }
-    report = IngestReport()
-    seen: set[str] = set()
-    batch: list[dict[str, Any]] = []
-    batch_bytes = 0
-    for path in iter_files(base, include, exclude):
-        rel = path.relative_to(folder).as_posix()
-        seen.add(rel)
-        if progress:
-            progress(rel)
-        item = _read(path, rel, known, max_bytes, report)
-        if item is None:
-            continue
-        item.update(source=source, source_id=rel, namespace=namespace)
-        batch.append(item)
-        batch_bytes += len(item["text"])
-        if len(batch) >= _BATCH_FILES or batch_bytes >= _BATCH_BYTES:
-            _flush(store, batch, report)
-            batch, batch_bytes = [], 0
-    _flush(store, batch, report)
-    if sync and base.is_dir():
-        for rel, (_, deleted) in known.items():
-            if rel not in seen and not deleted:
-                store.delete(document_id(namespace, "workspace", source, rel, None, ""))
-                report.deleted += 1
-    return report
-
-
-def iter_files(base: Path, include: Sequence[str], exclude: Sequence[str]) -> Iterator[Path]:
-    """Files under ``base`` in a stable order; hidden entries and symlinked folders are
-    not entered (that also makes symlink loops harmless)."""
+    options = ReadOptions(fields=dict(fields or {}), records=records, max_record_bytes=max_bytes)
+    field_map(options.fields)  # a bad mapping fails before any file is read
+    run = _Run(
+        store,
+        folder,
+        source=source if source is not None else folder.name,
+        namespace=namespace,
+        options=options,
+        max_bytes=max_bytes,
+        sync=sync,
+        dry_run=dry_run,
+        workers=default_workers() if workers is None else max(1, workers),
+        progress=progress,
+    )
     if base.is_file():
-        yield base
-        return
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            if name.startswith("."):
-                continue
-            path = Path(dirpath) / name
-            rel = path.relative_to(base).as_posix()
-            if include and not any(fnmatch.fnmatch(rel, p) for p in include):
-                continue
-            if any(fnmatch.fnmatch(rel, p) for p in exclude):
-                continue
-            if path.is_symlink() and not _inside(path, base):
-                continue
-            yield path
+        only, include, exclude = [base.name], (), ()
+    started = time.perf_counter()
+    run.go(include, exclude, follow_symlinks, only)
+    run.report.seconds = time.perf_counter() - started
+    return run.report
 
 
-def _read(
-    path: Path,
-    rel: str,
-    known: dict[str, tuple[str, bool]],
-    max_bytes: int,
-    report: IngestReport,
-) -> dict[str, Any] | None:
-    reader = READERS.get(path.suffix.lower())
-    if reader is None:
-        report.skipped.append((rel, "unsupported file type"))
-        return None
-    try:
-        stat = path.stat()
-        if stat.st_size > max_bytes:
-            report.skipped.append((rel, f"larger than {max_bytes} bytes"))
+@dataclass
+class _Item:
+    """One document on its way to the store."""
+
+    rel: str
+    source_id: str
+    fields: dict[str, Any]
+    doc_id: str | None
+    moved: bool
+    size: int
+
+
+@dataclass
+class _Batch:
+    items: list[_Item] = field(default_factory=list)
+    size: int = 0
+    # File hashes to record once this batch is stored (derived formats).
+    hashes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Job:
+    entry: FileEntry
+    format: Format
+    digest: str
+    mtime: float
+    moved_from: str | None
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Run:
+    """The state of one ingest run."""
+
+    def __init__(
+        self,
+        store: Store,
+        folder: Path,
+        *,
+        source: str,
+        namespace: str,
+        options: ReadOptions,
+        max_bytes: int,
+        sync: bool,
+        dry_run: bool,
+        workers: int,
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.store = store
+        self.folder = folder
+        self.source = source
+        self.namespace = namespace
+        self.options = options
+        self.max_bytes = max_bytes
+        self.sync = sync
+        self.dry_run = dry_run
+        self.workers = workers
+        self.on_progress = progress
+        self.report = IngestReport(dry_run=dry_run)
+        self.known = Known(store, namespace, source)
+        self.ids_in_use = {d.doc_id: sid for sid, d in self.known.docs.items()}
+        self.batch = _Batch()
+        self.seen: set[str] = set()
+        self.failed_files: set[str] = set()
+        self.complete: set[str] = set()  # changed containers read to the end
+        self.gone_by_hash: dict[str, list[str]] = defaultdict(list)
+        self.gone: set[str] = set()
+        self.renamed: dict[str, str] = {}  # old path -> new path
+        self.links: dict[str, tuple[str, ...]] = {}
+        self.written: set[str] = set()  # doc ids written in this run
+        self.total = 0
+        self.done = 0
+        self.documents = 0
+
+    # --- the run ----------------------------------------------------------------------
+
+    def go(
+        self,
+        include: Sequence[str],
+        exclude: Sequence[str],
+        follow_symlinks: bool,
+        only: Collection[str] | None,
+    ) -> None:
+        listing = list_files(
+            self.folder,
+            include=include,
+            exclude=exclude,
+            follow_symlinks=follow_symlinks,
+            only=only,
+        )
+        self.report.skipped.extend(listing.skipped)
+        self._find_gone({e.rel for e in listing.files}, only)
+        self.total = len(listing.files)
+        self._progress("")
+        heavy = sum(1 for e in listing.files if (f := format_for(e.rel)) and f.heavy)
+        self.parser: Parser[_Job] = Parser(self.workers, heavy)
+        try:
+            for entry in listing.files:
+                self._file(entry)
+            for job, parsed in self.parser.drain():
+                self._parsed(job, parsed)
+            self._flush()
+        except BaseException:
+            self.parser.close(cancel=True)
+            raise
+        self.parser.close()
+        self._finish_moves()
+        self._delete_gone()
+        if not self.dry_run:
+            self._link()
+
+    def _find_gone(self, listed: set[str], only: Collection[str] | None) -> None:
+        """Files that have documents but are no longer there: deleted, or moved (when a
+        new file has the same content)."""
+        scope = None if only is None else [rel.rstrip("/") for rel in only]
+        for rel in self.known.by_file:
+            if rel in listed or not self.known.live(rel):
+                continue
+            if scope is not None and not any(rel == s or rel.startswith(s + "/") for s in scope):
+                continue
+            if os.path.exists(self.folder / rel):
+                continue  # there, but not read this time (a glob, a size limit, hidden)
+            self.gone.add(rel)
+            digest = self._stored_hash(rel)
+            if digest and digest != _EMPTY:
+                self.gone_by_hash[digest].append(rel)
+
+    def _stored_hash(self, rel: str) -> str | None:
+        fmt = format_for(rel)
+        if fmt is not None and fmt.verbatim and rel in self.known.docs:
+            return self.known.docs[rel].content_hash
+        return self.known.file_hash(rel)
+
+    # --- one file ---------------------------------------------------------------------
+
+    def _file(self, entry: FileEntry) -> None:
+        fmt = format_for(entry.rel)
+        if fmt is None:
+            self.report.skipped.append((entry.rel, UNSUPPORTED))
+            self._step(entry.rel)
+            return
+        self.report.files += 1
+        if fmt.stream is not None:
+            self._stream(entry, fmt)
+            return
+        try:
+            data, mtime = _read(entry.path, self.max_bytes)
+        except _TooLarge:
+            self._problem("skipped", entry.rel, f"larger than {self.max_bytes} bytes")
+            return
+        except OSError as exc:
+            self._io_problem(entry.rel, exc)
+            return
+        digest = hashlib.sha256(data).hexdigest()
+        if self._unchanged(entry.rel, fmt, digest):
+            self._step(entry.rel)
+            return
+        job = _Job(entry, fmt, digest, mtime, self._moved_from(entry.rel, digest))
+        self.parser.submit(job, fmt.name, entry.rel, data, self.options)
+        for done, parsed in self.parser.ready():
+            self._parsed(done, parsed)
+
+    def _stream(self, entry: FileEntry, fmt: Format) -> None:
+        """A container read as a stream: records are stored as they come."""
+        assert fmt.stream is not None
+        try:
+            digest = _hash_file(entry.path)
+        except OSError as exc:
+            self._io_problem(entry.rel, exc)
+            return
+        if self._unchanged(entry.rel, fmt, digest):
+            self._step(entry.rel)
+            return
+        moved_from = self._moved_from(entry.rel, digest)
+        for done, parsed in self.parser.drain():  # keep the files in order
+            self._parsed(done, parsed)
+        try:
+            with open(entry.path, "rb", buffering=0) as raw:
+                stream = _HashingReader(raw)
+                buffered = io.BufferedReader(stream, _BLOCK)
+                for record in fmt.stream(entry.rel, buffered, self.options):
+                    self._record(entry.rel, record, None, moved_from)
+                while buffered.read(_BLOCK):  # the hash covers the whole file
+                    pass
+        except Corrupt as exc:
+            self._problem("failed", entry.rel, str(exc), moved_from)
+            return
+        except (Unreadable, MissingDependency) as exc:
+            self._problem("skipped", entry.rel, str(exc), moved_from)
+            return
+        except OSError as exc:
+            self._io_problem(entry.rel, exc, moved_from)
+            return
+        self.complete.add(entry.rel)
+        # What was parsed is what gets recorded, even if the file changed since hashing.
+        self._file_done(entry.rel, fmt, stream.hash.hexdigest())
+
+    def _unchanged(self, rel: str, fmt: Format, digest: str) -> bool:
+        known = self.known
+        if fmt.verbatim:
+            doc = known.docs.get(rel)
+            if doc is None or doc.deleted or doc.content_hash != digest:
+                return False
+            self.seen.add(rel)
+            self.report.unchanged += 1
+            return True
+        if known.file_hash(rel) != digest:
+            return False
+        live = known.live(rel)
+        if not fmt.container and not live:
+            return False  # its document was deleted: store it again, as a text file would be
+        self.seen.update(known.by_file.get(rel, ()))
+        self.report.unchanged += len(live)
+        return True
+
+    def _moved_from(self, rel: str, digest: str) -> str | None:
+        """The gone file this new file was moved from, matched by content hash."""
+        if rel in self.known.by_file:
             return None
-        data = path.read_bytes()
-    except OSError as exc:  # vanished or unreadable between listing and reading
-        report.failed.append((rel, exc.strerror or str(exc)))
-        return None
-    previous = known.get(rel)
-    # The store hashes the UTF-8 text, which is exactly the bytes of a text file.
-    if previous and not previous[1] and hashlib.sha256(data).hexdigest() == previous[0]:
-        report.unchanged += 1
-        return None
-    try:
-        item = reader(path, data)
-    except Unreadable as exc:
-        report.skipped.append((rel, str(exc).split(": ", 1)[-1]))
-        return None
-    item.setdefault("timestamp", to_iso(stat.st_mtime))
-    return item
+        candidates = self.gone_by_hash.get(digest)
+        if not candidates:
+            return None
+        old = candidates.pop(0)
+        self.renamed[old] = rel
+        return old
 
+    def _parsed(self, job: _Job, parsed: Parsed) -> None:
+        rel = job.entry.rel
+        if parsed.problem is not None:
+            kind, reason = parsed.problem
+            self._problem(kind, rel, reason, job.moved_from)
+            return
+        for record in parsed.records:
+            self._record(rel, record, job.mtime, job.moved_from)
+        self._file_done(rel, job.format, job.digest)
 
-def _flush(store: Store, batch: list[dict[str, Any]], report: IngestReport) -> None:
-    if not batch:
-        return
-    try:
-        results = store.write_many(batch)
-    except TroveError as exc:
-        for item in batch:
-            report.failed.append((item["source_id"], str(exc)))
-        return
-    for result in results:
-        if result.action == "added":
-            report.added += 1
-        elif result.action == "unchanged":
-            report.unchanged += 1
+    def _record(
+        self, rel: str, record: Record | RecordError, mtime: float | None, moved_from: str | None
+    ) -> None:
+        if isinstance(record, RecordError):
+            where = f"{rel}#{record.where}" if record.where else rel
+            if record.skipped:
+                self.report.skipped.append((where, record.reason))
+            else:
+                self.report.failed.append((where, record.reason))
+                self.failed_files.add(rel)
+            return
+        sid = rel if record.key is None else f"{rel}#{record.key}"
+        fields = dict(record.fields)
+        fields.update(source=self.source, source_id=sid, namespace=self.namespace)
+        if mtime is not None and record.key is None:
+            fields.setdefault("timestamp", to_iso(mtime))
+        old_sid = None
+        if moved_from is not None:
+            old_sid = moved_from if record.key is None else f"{moved_from}#{record.key}"
+        doc_id = self._doc_id(sid, old_sid)
+        self.seen.add(sid)
+        size = len(fields["text"])
+        self.batch.items.append(_Item(rel, sid, fields, doc_id, moved_from is not None, size))
+        self.batch.size += size
+        if record.key is None and (record.links or sid in self.known.docs):
+            self.links[sid] = record.links
+        if len(self.batch.items) >= BATCH_DOCUMENTS or self.batch.size >= BATCH_BYTES:
+            self._flush()
+
+    def _doc_id(self, sid: str, old_sid: str | None) -> str | None:
+        """The id to write under: the stored one (which a moved document keeps), else the
+        natural one, unless a document moved away from this path still holds it."""
+        for key in (sid, old_sid):
+            if key is not None and key in self.known.docs:
+                return self.known.docs[key].doc_id
+        natural = document_id(self.namespace, "workspace", self.source, sid, None, "")
+        holder = self.ids_in_use.get(natural)
+        if holder is None or holder == sid:
+            return None
+        moved_here = f"{sid}\x00{holder}"
+        return document_id(self.namespace, "workspace", self.source, moved_here, None, "")
+
+    def _file_done(self, rel: str, fmt: Format, digest: str) -> None:
+        if not fmt.verbatim:
+            self.batch.hashes[rel] = digest
+        self._step(rel)
+
+    def _problem(self, kind: str, rel: str, reason: str, moved_from: str | None = None) -> None:
+        (self.report.skipped if kind == "skipped" else self.report.failed).append((rel, reason))
+        if kind == "failed":
+            self.failed_files.add(rel)
+        if moved_from is not None:
+            self.renamed.pop(moved_from, None)  # not moved after all: the old one is gone
+        self._step(rel)
+
+    def _io_problem(self, rel: str, exc: OSError, moved_from: str | None = None) -> None:
+        if isinstance(exc, FileNotFoundError):
+            self._problem("skipped", rel, "vanished before it could be read", moved_from)
         else:
-            report.updated += 1
+            self._problem("failed", rel, exc.strerror or str(exc), moved_from)
+
+    # --- writing ----------------------------------------------------------------------
+
+    def _flush(self) -> None:
+        batch, self.batch = self.batch, _Batch()
+        if self.dry_run:
+            for item in batch.items:
+                self._count(item, self._would(item), 0)
+            return
+        prepared = []
+        for item in batch.items:
+            try:
+                doc = writer.prepare(
+                    item.fields, author_tier=self.store.author_tier, doc_id=item.doc_id
+                )
+            except TroveError as exc:
+                self._item_failed(item, str(exc))
+                continue
+            prepared.append((item, doc))
+        results: list[writer.WriteResult] = []
+        if prepared:
+            try:
+                results = writer.write_batch(self.store, [doc for _, doc in prepared])
+            except _FATAL:
+                raise
+            except TroveError as exc:
+                for item, _ in prepared:
+                    self._item_failed(item, str(exc))
+                prepared = []
+        for (item, _), result in zip(prepared, results, strict=True):
+            self.ids_in_use[result.id] = item.source_id
+            self.written.add(result.id)
+            self._count(item, result.action, result.chunks)
+        self.known.set_file_hashes(
+            {rel: h for rel, h in batch.hashes.items() if rel not in self.failed_files}
+        )
+        self._progress("")
+
+    def _would(self, item: _Item) -> str:
+        old = self.known.docs.get(item.source_id)
+        if old is None:
+            return "added"
+        text_hash = hashlib.sha256(item.fields["text"].encode("utf-8", "replace")).hexdigest()
+        return "unchanged" if text_hash == old.content_hash and not old.deleted else "updated"
+
+    def _count(self, item: _Item, action: str, chunks: int) -> None:
+        self.documents += 1
+        self.report.chunks += chunks
+        if item.moved:
+            return  # counted once per file, as moved
+        if action == "added":
+            self.report.added += 1
+        elif action == "unchanged":
+            self.report.unchanged += 1
+        else:
+            self.report.updated += 1
+
+    def _item_failed(self, item: _Item, reason: str) -> None:
+        self.report.failed.append((item.source_id, reason))
+        self.failed_files.add(item.rel)
+        self.links.pop(item.source_id, None)
+
+    # --- after the files --------------------------------------------------------------
+
+    def _finish_moves(self) -> None:
+        forget: dict[str, str | None] = {}
+        for old, new in sorted(self.renamed.items()):
+            if new in self.failed_files:
+                continue
+            self.gone.discard(old)
+            self.report.moved.append((old, new))
+            forget[old] = None
+        if not self.dry_run:
+            self.known.set_file_hashes(forget)
+
+    def _delete_gone(self) -> None:
+        if not self.sync:
+            return
+        doomed = [sid for rel in sorted(self.gone) for sid in self.known.live(rel)]
+        for rel in sorted(self.complete):
+            doomed += [sid for sid in self.known.live(rel) if sid not in self.seen]
+        for sid in doomed:
+            if self.known.docs[sid].doc_id in self.written:
+                continue  # moved to another path in this run, not gone
+            if not self.dry_run:
+                try:
+                    self.store.delete(self.known.docs[sid].doc_id)
+                except NotFound:
+                    continue  # purged by someone else meanwhile
+            self.report.deleted += 1
+        if not self.dry_run:
+            self.known.set_file_hashes({rel: None for rel in self.gone})
+
+    def _link(self) -> None:
+        if not (self.links or self.report.added or self.report.moved):
+            return
+        docs = {
+            sid: doc_id
+            for sid, doc_id, _, deleted in self.store.iter_source(self.namespace, self.source)
+            if not deleted and split_source_id(sid)[1] is None
+        }
+        sources = dict(self.links)
+        if self.report.added or self.report.moved:
+            # A new or moved note may be the target that older notes' links were missing.
+            sources.update(self._stored_links(docs, parsed=sources))
+        if sources:
+            self.report.links = sync_links(self.store, LinkIndex(docs), sources.items())
+
+    def _stored_links(
+        self, docs: Mapping[str, str], parsed: Collection[str]
+    ) -> dict[str, tuple[str, ...]]:
+        """The links of the notes stored before this run and not read again in it."""
+        ids = [
+            doc_id
+            for sid, doc_id in docs.items()
+            if sid in self.known.docs and sid not in parsed and sid.lower().endswith(_NOTES)
+        ]
+        found: dict[str, tuple[str, ...]] = {}
+        for start in range(0, len(ids), 500):
+            for doc in self.store.backend.get_documents(ids[start : start + 500]).values():
+                links = doc.metadata.get("links")
+                if doc.source_id and isinstance(links, list) and links:
+                    found[doc.source_id] = tuple(str(link) for link in links)
+        return found
+
+    # --- progress ---------------------------------------------------------------------
+
+    def _step(self, rel: str) -> None:
+        self.done += 1
+        self._progress(rel)
+
+    def _progress(self, current: str) -> None:
+        if self.on_progress is not None:
+            self.on_progress(
+                IngestProgress(self.total, self.done, self.documents, self.report.chunks, current)
+            )
 
 
-def _inside(path: Path, base: Path) -> bool:
-    try:
-        path.resolve().relative_to(base)
-    except ValueError:
-        return False
-    return True
+def _read(path: str, limit: int) -> tuple[bytes, float]:
+    """The whole file and its modification time, or _TooLarge, reading at most
+    ``limit + 1`` bytes (the file may grow after it was listed)."""
+    with open(path, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if info.st_size > limit:
+            raise _TooLarge
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise _TooLarge
+    return data, info.st_mtime
+
+
+def _hash_file(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb", buffering=0) as handle:
+        buffer = bytearray(_BLOCK)
+        view = memoryview(buffer)
+        while True:
+            n = handle.readinto(buffer)
+            if not n:
+                break
+            digest.update(view[:n])
+    return digest.hexdigest()
+
+
+class _HashingReader(io.RawIOBase):
+    """A raw file that hashes every byte read through it."""
+
+    def __init__(self, raw: io.FileIO) -> None:
+        self.raw = raw
+        self.hash = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer)
+        if n:
+            self.hash.update(memoryview(buffer)[:n])
+        return n or 0

@@ -1,1 +1,228 @@
-"""`trove eval`: placeholder, filled in by its issue."""
+"""``trove eval``: measure retrieval on a BEIR data set, compare two runs, or check pairs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..errors import TroveError
+from ..evaluate import (
+    MEASURES,
+    PAIR_KS,
+    EvalRun,
+    ProgressCallback,
+    compare,
+    evaluate,
+    evaluate_pairs,
+    read_pairs,
+)
+from ..store import MODES
+from .cli import cli, console, emit, errors, json_option, open_store
+
+
+@cli.command("eval")
+@click.argument("dataset", required=False, type=click.Path(path_type=Path))
+@click.option("--split", default="test", show_default=True, help="qrels/<SPLIT>.tsv to use.")
+@click.option(
+    "--mode",
+    "modes",
+    default=",".join(MODES),
+    show_default=True,
+    help="Comma-separated modes to run.",
+)
+@click.option("--embedder", help="Embedder for the evaluation store (default: default).")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Load the data set into this store and keep it (default: a temporary store). "
+    "With --pairs: the store to check (default: the global --db).",
+)
+@click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Write the run.")
+@click.option(
+    "--compare",
+    nargs=2,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Compare two saved runs (A B): B's per-query wins and losses over A.",
+)
+@click.option("--measure", default="ndcg@10", show_default=True, help="Measure for --compare.")
+@click.option(
+    "--pairs",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help='JSONL of {"query": ..., "expected_doc": ...} to check against an existing store.',
+)
+@json_option
+@click.pass_context
+def eval_command(
+    ctx: click.Context,
+    dataset: Path | None,
+    modes: str,
+    embedder: str | None,
+    db: Path | None,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    """Measure search quality: nDCG@10, recall@10/100, MRR@10 and latency per mode.
+
+    DATASET is a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv),
+    loaded into a temporary store. --compare A.json B.json compares two runs saved with
+    --save; --pairs FILE.jsonl checks your own questions against an existing store.
+    """
+    chosen = [m.strip() for m in modes.split(",") if m.strip()]
+    given = [name for name, on in (("DATASET", dataset), ("--compare", options["compare"]),
+             ("--pairs", options["pairs"])) if on]  # fmt: skip
+    if len(given) != 1:
+        raise click.UsageError("give one of DATASET, --compare A B or --pairs FILE")
+    quiet = as_json or not errors.is_terminal
+    try:
+        if options["compare"]:
+            _compare(*options["compare"], options["measure"], chosen, modes_given(ctx), as_json)
+        elif options["pairs"]:
+            given = chosen if modes_given(ctx) else None
+            _pairs(ctx, options["pairs"], db, embedder, given, as_json, quiet)
+        else:
+            assert dataset is not None
+            name = embedder or ctx.obj["embedder"] or "auto"
+            with _bar(quiet) as progress:
+                run = evaluate(
+                    dataset,
+                    split=options["split"],
+                    modes=chosen,
+                    embedder=None if name == "none" else name,
+                    db=db,
+                    progress=progress,
+                )
+            if options["save"]:
+                run.save(options["save"])
+            _print_run(run, as_json)
+    except TroveError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def modes_given(ctx: click.Context) -> bool:
+    source = ctx.get_parameter_source("modes")
+    return source is not None and source.name != "DEFAULT"
+
+
+@contextmanager
+def _bar(quiet: bool) -> Iterator[ProgressCallback]:
+    with Progress(
+        TextColumn("[bold]{task.description:<9}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=errors,
+        transient=True,
+        disable=quiet,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)
+
+        yield progress
+
+
+def _print_run(run: EvalRun, as_json: bool) -> None:
+    if as_json:
+        emit(run.summary())
+        return
+    title = f"{run.dataset} ({run.split}): {run.queries} queries, {run.documents} documents"
+    table = Table(title=title, title_justify="left")
+    table.add_column("mode")
+    for name, _ in MEASURES:
+        table.add_column(name, justify="right")
+    table.add_column("p50 ms", justify="right")
+    table.add_column("p95 ms", justify="right")
+    for mode, result in run.modes.items():
+        figures = [f"{result.measures[name]:.3f}" for name, _ in MEASURES]
+        table.add_row(mode, *figures, f"{result.p50_ms:.1f}", f"{result.p95_ms:.1f}")
+    console.print(table)
+    notes = [f"embedder: {run.embedder or 'none'}", f"loaded in {run.load_s:.1f} s"]
+    if run.skipped_unjudged:
+        notes.append(f"{run.skipped_unjudged} queries without judgments in {run.split} skipped")
+    if run.missing_queries:
+        notes.append(f"{run.missing_queries} judged query ids not in queries.jsonl")
+    console.print("; ".join(notes), style="dim", highlight=False)
+
+
+def _compare(
+    a: Path, b: Path, measure: str, modes: list[str], filtered: bool, as_json: bool
+) -> None:
+    first, second = EvalRun.load(a), EvalRun.load(b)
+    found = compare(first, second, measure=measure, modes=modes if filtered else None)
+    if as_json:
+        emit([c.to_dict() for c in found])
+        return
+    table = Table(title=f"{b.name} against {a.name}: {measure}", title_justify="left")
+    for column in ("mode", "queries", "A", "B", "B - A", "wins", "losses", "ties", "p"):
+        table.add_column(column, justify="left" if column == "mode" else "right")
+    for c in found:
+        table.add_row(
+            c.mode,
+            str(c.queries),
+            f"{c.mean_a:.3f}",
+            f"{c.mean_b:.3f}",
+            f"{c.mean_b - c.mean_a:+.3f}",
+            str(c.wins),
+            str(c.losses),
+            str(c.ties),
+            f"{c.p_randomization:.4f}",
+        )
+    console.print(table)
+    console.print(
+        "p: paired randomization test, two-sided, 10,000 resamples (scipy); "
+        "wins: queries where B scores higher",
+        style="dim",
+    )
+    for c in found:
+        for qid, text, x, y in c.changes[:5]:
+            console.print(f"  {c.mode} {qid}: {x:.3f} -> {y:.3f}  {text[:70]}", highlight=False)
+
+
+def _pairs(
+    ctx: click.Context,
+    path: Path,
+    db: Path | None,
+    embedder: str | None,
+    modes: list[str] | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    pairs = read_pairs(path)
+    if db is not None:
+        ctx.obj["db"] = db
+    if embedder is not None:
+        ctx.obj["embedder"] = None if embedder == "none" else embedder
+    if not Path(ctx.obj["db"]).exists():
+        raise click.ClickException(f"no store at {ctx.obj['db']}: --pairs checks an existing one")
+    with open_store(ctx) as kb, _bar(quiet) as progress:
+        result = evaluate_pairs(kb, pairs, modes=modes, progress=progress)
+    if as_json:
+        emit(result.to_dict())
+        return
+    table = Table(title=f"{path.name}: {result.pairs} pairs", title_justify="left")
+    table.add_column("mode")
+    for k in PAIR_KS:
+        table.add_column(f"recall@{k}", justify="right")
+    for mode, figures in result.recall.items():
+        table.add_row(mode, *(f"{figures[f'recall@{k}']:.3f}" for k in PAIR_KS))
+    console.print(table)
+    console.print(
+        "expected_doc matches a document id or a source_id (e.g. the file path of an "
+        "ingested file)",
+        style="dim",
+    )
+    for mode, missed in result.misses.items():
+        for pair in missed[:5]:
+            console.print(
+                f"  {mode}: not in the top 10: {pair['query'][:60]!r} -> {pair['expected_doc']}",
+                highlight=False,
+            )

@@ -1,1 +1,48 @@
-"""`trove migrate`: placeholder, filled in by its issue."""
+"""``trove migrate SRC DST``: copy a store to another place or backend."""
+
+from __future__ import annotations
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..backends.postgres_url import redact
+from ..errors import TroveError
+from ..migrate import migrate as copy_store
+from ..migrate import total_documents
+from .cli import cli, console, emit, errors, json_option
+
+
+@cli.command()
+@click.argument("src")
+@click.argument("dst")
+@click.option("--batch-size", default=200, show_default=True, type=click.IntRange(min=1))
+@json_option
+def migrate(src: str, dst: str, batch_size: int, as_json: bool) -> None:
+    """Copy the store at SRC into DST (a file path or a postgresql:// URL), vectors
+    included; running it again after an interruption resumes."""
+    try:
+        total = total_documents(src) if not as_json and errors.is_terminal else None
+        with Progress(
+            TextColumn("[bold]copying"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=errors,
+            transient=True,
+            disable=total is None,
+        ) as bar:
+            task = bar.add_task("copying", total=total)
+            report = copy_store(
+                src, dst, batch_size=batch_size, progress=lambda n: bar.update(task, advance=n)
+            )
+    except TroveError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        emit(report.to_dict())
+        return
+    console.print(
+        f"{redact(src)} -> {redact(dst)}: {report.copied} document(s) copied, "
+        f"{report.unchanged} already there, {report.chunks} chunk(s), "
+        f"{report.vectors} vector(s), {report.edges} edge(s)",
+        highlight=False,
+    )

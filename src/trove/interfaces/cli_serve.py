@@ -1,1 +1,99 @@
-"""`trove serve`: placeholder, filled in by its issue."""
+"""``trove serve`` (HTTP JSON API) and ``trove mcp`` (MCP server): configure, open, run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import TroveError
+from .cli import cli, open_store
+from .config import ServerConfig
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def server_options(func: F) -> F:
+    """Options both servers share; each overrides the config file's value when given."""
+    options = [
+        click.option(
+            "--config",
+            "config_path",
+            type=click.Path(dir_okay=False, exists=True, path_type=Path),
+            envvar="TROVE_CONFIG",
+            help="Server configuration (TOML): workspace, rights, tokens. See the README.",
+        ),
+        click.option("--namespace", help="The workspace callers get (default: default)."),
+        click.option("--session", help="Fix the session for session-scoped items."),
+        click.option(
+            "--allow-write/--deny-write", default=None, help="Allow writes (default: allow)."
+        ),
+        click.option(
+            "--allow-delete/--deny-delete", default=None, help="Allow deletes (default: allow)."
+        ),
+        click.option(
+            "--allow-global/--deny-global",
+            default=None,
+            help="Allow writing global items, readable from every workspace (default: deny).",
+        ),
+        click.option("--host", help="Address to bind (default: 127.0.0.1)."),
+        click.option("--port", type=int, help="Port (default: 8765)."),
+        click.option(
+            "--token",
+            envvar="TROVE_TOKEN",
+            help="Require this bearer token (16+ characters) on HTTP requests.",
+        ),
+        click.option("--max-body-bytes", type=click.IntRange(min=1), help="Largest request body."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _config(config_path: Path | None, flags: dict[str, Any]) -> ServerConfig:
+    try:
+        return ServerConfig.load(config_path).override(**flags)
+    except TroveError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@cli.command()
+@server_options
+@click.pass_context
+def serve(ctx: click.Context, config_path: Path | None, **flags: Any) -> None:
+    """Serve the HTTP JSON API (OpenAPI schema at /openapi.json, docs at /docs)."""
+    config = _config(config_path, flags)
+    with open_store(ctx) as kb:
+        from .http import serve as run
+
+        config.check_bind(config.host)
+        click.echo(
+            f"trove: serving {ctx.obj['db']} on http://{config.host}:{config.port}", err=True
+        )
+        run(kb, config)
+
+
+@cli.command()
+@server_options
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a client that starts trove itself; http for streamable HTTP at /mcp.",
+)
+@click.pass_context
+def mcp(ctx: click.Context, config_path: Path | None, transport: str, **flags: Any) -> None:
+    """Run the MCP server: knowledge tools for agents, in one fixed workspace."""
+    config = _config(config_path, flags)
+    with open_store(ctx) as kb:
+        from . import mcp as server
+
+        if transport == "stdio":
+            server.run_stdio(kb, config)
+        else:
+            config.check_bind(config.host)
+            click.echo(f"trove: MCP on http://{config.host}:{config.port}/mcp", err=True)
+            server.run_http(kb, config)

@@ -1,0 +1,346 @@
+"""Latency, recall, ingest rate and file size as a store grows: 10k, 100k, 1M chunks.
+
+    python bench/scale.py                              # 10k, 100k, 1M (the 1M point: ~1 h)
+    python bench/scale.py --sizes 10000 100000         # quicker
+    python bench/scale.py --report                     # only rewrite docs/benchmarks.md
+
+One store grows through the sizes (bench/.cache/scale.db): it is built to 10k chunks and
+measured, grown to 100k and measured, and so on, so the 1M store also costs the time of
+the smaller ones. Each measurement runs in a fresh process, so its peak memory is what a
+process that opens the store and searches it needs. A build that was interrupted resumes
+where it stopped (documents are keyed by number, so a rewritten batch is a no-op).
+
+The corpus. Embedding 1M chunks with the real model would take days on two cores, so
+chunks are made from real material and real vectors:
+  - the pool: every chunk of SciFact (8,719, English abstracts) and CMRC 2018 (1,104,
+    Chinese Wikipedia) as trove chunks them, with the default model's vectors of them
+    (bench/_vectors.py);
+  - a synthetic chunk takes a run of 2-5 consecutive sentences of one pool chunk (its
+    "primary") and appends a run of 1-3 sentences of a topical neighbour (one of the
+    primary's 32 nearest pool chunks by cosine), capped at 1,100 characters: one chunk
+    per document; the title is the primary's;
+  - its vector mixes the two real vectors by the share of characters each contributed,
+    adds Gaussian noise (sigma 0.025 a coordinate: cosine ~0.9 to the mix), and is
+    normalized. Mean pooling makes the mix close to what the model gives the text;
+    ``--check`` embeds a sample with the real model and prints how close.
+Queries are the 300 SciFact test claims with their real default-model vectors; query
+embedding is a dictionary look-up (the benchmark measures the store, not the model).
+Recall@10 of semantic search is against an exact float32 scan of the same vectors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import _data
+import _report
+import _vectors
+import trove
+from trove import writer
+
+CACHE = _vectors.CACHE
+DB = CACHE / "scale.db"
+VECTORS = CACHE / "scale-vectors.npy"
+RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"
+BLOCK = 10_000  # documents synthesized (and written) at a time; sizes are multiples
+SEED = 20261129
+NOISE = 0.025
+NEIGHBOURS = 32
+MAX_CHARS = 1_100  # under trove's 1,200-character chunk size: one chunk per document
+K = 10
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+
+
+class Material:
+    """The real chunks that synthetic ones are made of, split into sentences."""
+
+    def __init__(self) -> None:
+        parts = [_vectors.corpus("scifact"), _vectors.corpus("cmrc2018")]
+        self.titles = [head for c in parts for head in c.chunk_head]
+        self.sentences = [
+            [s.lstrip("#").strip() for s in _SENTENCE.split(body) if s.strip()]
+            for c in parts
+            for body in c.chunk_body
+        ]
+        self.vectors = np.concatenate([c.vectors for c in parts])
+        self.neighbours = _nearest(self.vectors, NEIGHBOURS)
+
+    def block(self, start: int, count: int) -> tuple[list[dict[str, str]], np.ndarray]:
+        """Documents [start, start + count) and their vectors; the same on every run."""
+        rng = np.random.default_rng([SEED, start])
+        primary = rng.integers(0, len(self.vectors), count)
+        partner = self.neighbours[primary, rng.integers(0, NEIGHBOURS, count)]
+        docs, shares = [], np.empty(count, np.float32)
+        for i in range(count):
+            own = _run(self.sentences[primary[i]], int(rng.integers(2, 6)), rng)
+            other = _run(self.sentences[partner[i]], int(rng.integers(1, 4)), rng)
+            glue = "" if _is_cjk(own[0]) else " "
+            text = glue.join(own)
+            for sentence in other:
+                if len(text) + len(sentence) + 1 > MAX_CHARS:
+                    break
+                text += glue + sentence
+            text = text[:MAX_CHARS].strip()
+            shares[i] = min(1.0, len(glue.join(own)) / max(1, len(text)))
+            docs.append(
+                {"title": self.titles[primary[i]], "text": text, "source_id": str(start + i)}
+            )
+        mixed = (
+            shares[:, None] * self.vectors[primary]
+            + (1 - shares[:, None]) * (self.vectors[partner])
+        )
+        mixed += rng.standard_normal(mixed.shape).astype(np.float32) * NOISE
+        mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
+        return docs, mixed.astype(np.float32)
+
+
+def _run(sentences: list[str], length: int, rng: np.random.Generator) -> list[str]:
+    start = int(rng.integers(0, max(1, len(sentences) - length + 1)))
+    return sentences[start : start + length] or [""]
+
+
+def _is_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text[:20])
+
+
+def _nearest(vectors: np.ndarray, k: int) -> np.ndarray:
+    found = np.empty((len(vectors), k), np.int64)
+    for start in range(0, len(vectors), 2_000):
+        sims = vectors[start : start + 2_000] @ vectors.T
+        np.fill_diagonal(sims[:, start : start + 2_000], -2)  # never one's own neighbour
+        found[start : start + 2_000] = np.argpartition(-sims, k, axis=1)[:, :k]
+    return found
+
+
+# --- building -------------------------------------------------------------------------
+
+
+def built() -> int:
+    """How many documents the store holds (the build resumes from there)."""
+    if not DB.exists():
+        return 0
+    with trove.open(DB, embedder=None) as kb:
+        return kb.stats().documents
+
+
+def grow(material: Material, target: int, capacity: int) -> dict[str, float]:
+    """Add documents until the store holds ``target``; returns the time spent writing."""
+    start = built() // BLOCK * BLOCK
+    vectors = _vector_file(capacity)
+    embedder = _vectors.CachedEmbedder(strict=True)
+    write_s = synth_s = 0.0
+    with trove.open(DB, embedder=embedder) as kb:
+        for at in range(start, target, BLOCK):
+            began = time.perf_counter()
+            docs, block = material.block(at, min(BLOCK, target - at))
+            vectors[at : at + len(block)] = block
+            embedder.table = {
+                writer.embedding_text(d["title"], d["text"]): v
+                for d, v in zip(docs, block, strict=True)
+            }
+            synth_s += time.perf_counter() - began
+            began = time.perf_counter()
+            # Batches of 1,000: one transaction each, the FTS5 merge work amortized.
+            kb.add_many(({"source": "scale", **d} for d in docs), batch_size=1_000)
+            write_s += time.perf_counter() - began
+            print(f"  {at + len(docs):,} documents, {write_s:.0f} s writing", file=sys.stderr)
+    vectors.flush()
+    return {"added": target - start, "write_s": write_s, "synth_s": synth_s}
+
+
+def _vector_file(capacity: int) -> np.ndarray:
+    if VECTORS.exists():
+        existing = np.load(VECTORS, mmap_mode="r+")
+        if len(existing) >= capacity:
+            return existing
+        grown = np.lib.format.open_memmap(
+            VECTORS.with_suffix(".tmp.npy"), "w+", np.float32, (capacity, 384)
+        )
+        grown[: len(existing)] = existing
+        grown.flush()
+        del existing
+        os.replace(VECTORS.with_suffix(".tmp.npy"), VECTORS)
+        return np.load(VECTORS, mmap_mode="r+")
+    return np.lib.format.open_memmap(VECTORS, "w+", np.float32, (capacity, 384))
+
+
+def exact_top(queries: np.ndarray, n: int) -> np.ndarray:
+    """Exact float32 top-10 document numbers for each query over the first n vectors."""
+    vectors = np.load(VECTORS, mmap_mode="r")
+    best = np.zeros((len(queries), 0), np.int64)
+    best_s = np.zeros((len(queries), 0), np.float32)
+    for start in range(0, n, 100_000):
+        part = np.asarray(vectors[start : min(n, start + 100_000)])
+        scores = np.concatenate([best_s, queries @ part.T], axis=1)
+        ids = np.concatenate(
+            [
+                best,
+                np.broadcast_to(np.arange(start, start + len(part)), (len(queries), len(part))),
+            ],
+            axis=1,
+        )
+        top = np.argpartition(-scores, K, axis=1)[:, :K]
+        best_s, best = np.take_along_axis(scores, top, 1), np.take_along_axis(ids, top, 1)
+    return best
+
+
+# --- measuring (in a child process) -----------------------------------------------------
+
+
+def measure(path: Path, truth_path: Path) -> dict[str, float]:
+    queries = _vectors.queries("scifact", "test")
+    embedder = _vectors.CachedEmbedder(queries.texts, queries.vectors, strict=True)
+    truth = np.load(truth_path)
+    result: dict[str, float] = {}
+    with trove.open(path, embedder=embedder) as kb:
+        began = time.perf_counter()
+        kb.search(queries.texts[0], mode="semantic")  # loads the in-memory vector index
+        result["index_load_s"] = time.perf_counter() - began
+        found: list[set[int]] = []
+        for mode in ("keyword", "semantic", "hybrid"):
+            for text in queries.texts[:10]:  # warm the page cache
+                kb.search(text, mode=mode)
+            latencies = []
+            for text in queries.texts:
+                began = time.perf_counter()
+                hits = kb.search(text, mode=mode, limit=K)
+                latencies.append((time.perf_counter() - began) * 1000)
+                if mode == "semantic":
+                    found.append({int(h.source_id or -1) for h in hits})
+            result[f"{mode}_p50_ms"] = float(np.percentile(latencies, 50))
+            result[f"{mode}_p95_ms"] = float(np.percentile(latencies, 95))
+        result["recall_at_10"] = float(
+            np.mean([len(f & set(t.tolist())) / K for f, t in zip(found, truth, strict=True)])
+        )
+        result["documents"] = kb.stats().documents
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return result
+
+
+def snapshot(n: int) -> Path:
+    """The store measured at size n: a copy taken on the way, else the store itself."""
+    copy = CACHE / f"scale-{n}.db"
+    return copy if copy.exists() else DB
+
+
+def _measure(path: Path, truth: Path, n: int) -> dict[str, float]:
+    child = [sys.executable, __file__, "--measure", str(path), "--truth", str(truth)]
+    load = os.getloadavg()[0]
+    measured = json.loads(subprocess.run(child, check=True, capture_output=True).stdout)
+    if measured["documents"] != n:
+        raise SystemExit(f"{path} holds {measured['documents']} documents, not {n}")
+    return {**measured, "load_before": load, "load_after": os.getloadavg()[0]}
+
+
+def file_bytes() -> int:
+    return sum(os.path.getsize(p) for p in (DB, Path(f"{DB}-wal")) if p.exists())
+
+
+# --- the realism check ------------------------------------------------------------------
+
+
+def check(material: Material, samples: int) -> None:
+    """Cosine between synthetic vectors and the real model's vectors of the same texts."""
+    from trove.embedders import get_embedder
+
+    docs, mixed = material.block(10**9, samples)  # a block never indexed
+    texts = [writer.embedding_text(d["title"], d["text"]) for d in docs]
+    real = get_embedder("default").embed(texts)
+    own = np.sum(real * mixed, axis=1)
+    print(
+        f"cosine(synthetic vector, model vector of the same text) over {samples} chunks: "
+        f"mean {own.mean():.3f}, min {own.min():.3f}; between different chunks: "
+        f"{float(np.mean(real @ mixed.T)):.3f} (model), {float(np.mean(mixed @ mixed.T)):.3f} "
+        "(synthetic)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--report", action="store_true", help="only rewrite the docs")
+    parser.add_argument("--check", type=int, metavar="N", help="realism check on N chunks")
+    parser.add_argument("--fresh", action="store_true", help="delete the store first")
+    parser.add_argument(
+        "--remeasure", action="store_true", help="measure the built sizes again (busy machine)"
+    )
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
+    parser.add_argument("--truth", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.truth)))
+        return
+    if args.report:
+        _report.write()
+        return
+    material = Material()
+    if args.check:
+        check(material, args.check)
+        return
+    if args.fresh:
+        for stale in CACHE.glob("scale*"):
+            stale.unlink()
+    sizes = sorted(args.sizes)
+    if any(n % BLOCK for n in sizes):
+        raise SystemExit(f"sizes must be multiples of {BLOCK}")
+    results = _load_results()
+    results["machine"] = _data.machine()
+    print(f"machine: {results['machine']}")
+    queries = _vectors.queries("scifact", "test")
+    for n in sizes:
+        if args.remeasure:
+            row = results["sizes"][str(n)]
+            row.update(_measure(snapshot(n), CACHE / f"scale-truth-{n}.npy", n))
+        else:
+            have = built()
+            if have > n:
+                print(f"{n:,}: the store already holds {have:,} documents; skipped (--fresh)")
+                continue
+            began = time.perf_counter()
+            wrote = grow(material, n, max(sizes))
+            if n < max(sizes):  # a copy to measure (again) while the store grows on
+                shutil.copyfile(DB, CACHE / f"scale-{n}.db")
+            truth = CACHE / f"scale-truth-{n}.npy"
+            np.save(truth, exact_top(queries.vectors, n))
+            previous = results["sizes"].get(str(n - wrote["added"]), {})
+            row = {
+                "chunks": n,
+                "added": wrote["added"],
+                "write_s": wrote["write_s"],
+                "docs_per_s": wrote["added"] / wrote["write_s"] if wrote["write_s"] else 0.0,
+                "build_s": previous.get("build_s", 0.0) + wrote["write_s"],
+                "file_mb": file_bytes() / 2**20,
+                **_measure(snapshot(n), truth, n),
+            }
+            row["step_s"] = time.perf_counter() - began
+        results["sizes"][str(n)] = row
+        results["date"] = time.strftime("%Y-%m-%d")
+        _save_results(results)
+        print(json.dumps(row))
+    _report.write()
+
+
+def _load_results() -> dict:
+    if RESULTS.exists():
+        return json.loads(RESULTS.read_text())
+    return {"sizes": {}}
+
+
+def _save_results(results: dict) -> None:
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

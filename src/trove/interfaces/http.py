@@ -1,0 +1,336 @@
+"""``trove serve``: the HTTP JSON API (FastAPI; the OpenAPI schema is at ``/openapi.json``).
+
+Each route authenticates the caller, calls one :class:`~trove.workspace.Workspace` method
+under the :class:`~.guard.Guard`, and returns JSON. Errors are
+``{"error": {"code": ..., "message": ...}}`` with a matching status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from .. import __version__
+from ..errors import MissingDependency, TroveError
+from ..store import Store
+from .config import Rights, ServerConfig
+from .guard import Guard, error_code
+
+try:
+    from fastapi import Depends, FastAPI, Header, Query, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+    from pydantic import BaseModel, ConfigDict, Field
+    from starlette.exceptions import HTTPException
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise MissingDependency(exc.name or "fastapi", "server", "trove serve") from None
+
+AUTHOR_TIER = "explicit"
+SESSION_HEADER = "X-Trove-Session"
+# A too-large body is read and dropped up to this much so the client gets its 413
+# instead of a reset connection; past it the connection is simply closed.
+_DRAIN_MAX = 64 * 1024 * 1024
+_STATUS_CODES = {
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+}
+
+Scope_ = Literal["workspace", "session", "global"]
+
+
+# --- request bodies -----------------------------------------------------------------------
+# Extra fields are passed on, not dropped: the library names unknown ones (422), refuses
+# another namespace (403) and ignores a caller's author_tier, as it does for every interface.
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class WriteBody(_Body):
+    text: str = Field(description="The memory or document, stored and returned exactly.")
+    title: str | None = None
+    scope: Scope_ | None = Field(
+        None,
+        description="workspace (default): the namespace; session: only this session "
+        f"({SESSION_HEADER} or the token's session); global: every namespace reads it, "
+        "only callers with allow_global write it.",
+    )
+    dedupe_key: str | None = Field(
+        None, description="Your key for the item: writing it again updates the same item."
+    )
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    importance: float | None = Field(None, description="Your own weight, e.g. 0..1.")
+    ttl: float | None = Field(None, description="Seconds until the item expires.")
+    expires_at: str | None = Field(None, description="ISO-8601 expiry (instead of ttl).")
+    source: str | None = None
+    source_id: str | None = None
+    doc_type: str | None = None
+    author: str | None = None
+    participants: list[str] | None = None
+    timestamp: str | float | None = Field(None, description="ISO-8601 or epoch seconds.")
+    url: str | None = None
+    thread_id: str | None = None
+    channel: str | None = None
+
+
+class UpdateBody(_Body):
+    text: str | None = None
+    title: str | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = Field(None, description="Replaces the metadata.")
+    importance: float | None = None
+    ttl: float | None = None
+    expires_at: str | None = None
+
+
+class SearchBody(_Body):
+    query: str
+    mode: Literal["keyword", "semantic", "hybrid"] | None = None
+    limit: int = Field(10, ge=0, le=1000)
+    expand: int = Field(0, ge=0, le=3, description="Also return documents linked to hits.")
+    explain: bool = False
+    scope: list[Scope_] | None = None
+    source: list[str] | None = None
+    doc_type: list[str] | None = None
+    author: list[str] | None = None
+    tags: list[str] | None = Field(None, description="Hits have all of these tags.")
+    since: str | float | None = None
+    until: str | float | None = None
+    metadata: dict[str, Any] | None = Field(None, description="Equality on metadata keys.")
+
+
+class LinkBody(_Body):
+    src: str
+    dst: str
+    type: str = "relates_to"
+    weight: float = 1.0
+
+
+# --- the app ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Caller:
+    rights: Rights
+    session: str | None
+
+
+_bearer = HTTPBearer(auto_error=False, description="A token from the server configuration.")
+
+
+def _caller(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    session: Annotated[
+        str | None,
+        Header(alias=SESSION_HEADER, description="Your session, for session-scoped items."),
+    ] = None,
+) -> Caller:
+    config: ServerConfig = request.app.state.config
+    rights = config.authenticate(credentials.credentials if credentials else None)
+    if rights is None:
+        message = "the bearer token is not valid" if credentials else "a bearer token is required"
+        raise HTTPException(401, f"{message} (Authorization: Bearer TOKEN)")
+    return Caller(rights, session or None)
+
+
+# Every route takes one: authentication is never forgotten on a new route.
+Auth = Annotated[Caller, Depends(_caller)]
+
+
+def create_app(store: Store, config: ServerConfig) -> FastAPI:
+    """The API over ``store``, as ``config`` allows. Serve it with :func:`serve`."""
+    guard = Guard(store, author_tier=AUTHOR_TIER)
+    app = FastAPI(
+        title="trove",
+        version=__version__,
+        description="A local-first knowledge store: search, read and write memories.",
+    )
+    app.state.config = config
+    app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
+    _handle_errors(app)
+
+    @app.post("/v1/search", tags=["read"])
+    def search(body: SearchBody, who: Auth) -> dict[str, Any]:
+        """Best documents first; filters narrow, `expand` follows links."""
+        options = body.model_dump(exclude_unset=True)
+        with guard.read(who.rights, who.session) as ws:
+            hits = ws.search(options.pop("query"), **options)
+        return {"hits": [hit.to_dict() for hit in hits]}
+
+    @app.get("/v1/items/{doc_id}", tags=["read"])
+    def get(doc_id: str, who: Auth) -> dict[str, Any]:
+        """One item with its full text and provenance."""
+        with guard.read(who.rights, who.session) as ws:
+            doc = ws.get(doc_id)
+        if doc is None:  # absent, expired, deleted or not yours: the same answer
+            raise HTTPException(404, f"no document with id {doc_id!r}")
+        return doc.to_dict()
+
+    @app.get("/v1/items", tags=["read"])
+    def list_items(
+        who: Auth,
+        scope: Annotated[list[Scope_] | None, Query()] = None,
+        cursor: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+        include_deleted: bool = False,
+    ) -> dict[str, Any]:
+        """Newest first; pass the returned `cursor` back for the next page."""
+        with guard.read(who.rights, who.session) as ws:
+            page = ws.list(
+                scope=scope, cursor=cursor, limit=limit, include_deleted=include_deleted
+            )
+        return page.to_dict()
+
+    @app.post("/v1/items", tags=["write"])
+    def add(body: WriteBody, who: Auth) -> dict[str, Any]:
+        """Add an item, or update the one with the same `dedupe_key` (or source/source_id)."""
+        with guard.write(who.rights, who.session) as ws:
+            doc_id = ws.write(body.model_dump(exclude_unset=True))
+        return {"id": doc_id}
+
+    @app.patch("/v1/items/{doc_id}", tags=["write"])
+    def update(doc_id: str, body: UpdateBody, who: Auth) -> dict[str, Any]:
+        """Change text, title, tags, metadata, importance or expiry; the id stays."""
+        with guard.write(who.rights, who.session) as ws:
+            ws.update(doc_id, **body.model_dump(exclude_unset=True))
+        return {"id": doc_id}
+
+    @app.delete("/v1/items/{doc_id}", tags=["write"])
+    def delete(doc_id: str, who: Auth) -> dict[str, Any]:
+        """Tombstone an item (`trove restore` brings it back)."""
+        with guard.write(who.rights, who.session) as ws:
+            ws.delete(doc_id)
+        return {"id": doc_id, "deleted": True}
+
+    @app.post("/v1/links", tags=["write"])
+    def link(body: LinkBody, who: Auth) -> dict[str, Any]:
+        """A typed, weighted edge between two items (linking again sets the weight)."""
+        with guard.write(who.rights, who.session) as ws:
+            edge = ws.link(**body.model_dump())
+        return edge.to_dict()
+
+    @app.delete("/v1/links", tags=["write"])
+    def unlink(who: Auth, src: str, dst: str, type: str | None = None) -> dict[str, Any]:
+        """Remove the edges from `src` to `dst` (of one type, or all)."""
+        with guard.write(who.rights, who.session) as ws:
+            return {"removed": ws.unlink(src, dst, type)}
+
+    @app.get("/v1/items/{doc_id}/links", tags=["read"])
+    def neighbors(doc_id: str, who: Auth, type: str | None = None) -> dict[str, Any]:
+        """Edges from or to an item whose other end you can see."""
+        with guard.read(who.rights, who.session) as ws:
+            edges = ws.neighbors(doc_id, type)
+        return {"edges": [edge.to_dict() for edge in edges]}
+
+    @app.get("/v1/stats", tags=["read"])
+    def stats(who: Auth) -> dict[str, Any]:
+        """Counts and sizes of your namespace."""
+        with guard.read(who.rights, who.session) as ws:
+            return ws.stats().to_dict()
+
+    return app
+
+
+def serve(store: Store, config: ServerConfig, *, log_level: str = "info") -> None:
+    """Run the API with uvicorn until interrupted."""
+    import uvicorn
+
+    config.check_bind(config.host)
+    uvicorn.run(create_app(store, config), host=config.host, port=config.port, log_level=log_level)
+
+
+# --- errors -------------------------------------------------------------------------------
+
+
+def error_response(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    body = {"error": {"code": code, "message": message, **extra}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _handle_errors(app: FastAPI) -> None:
+    @app.exception_handler(TroveError)
+    async def trove_error(request: Request, exc: TroveError) -> JSONResponse:
+        return error_response(*error_code(exc), str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = exc.errors()
+        if any(p.get("type") == "json_invalid" for p in problems):
+            return error_response(400, "malformed_json", "the request body is not valid JSON")
+        # Locations and reasons only: echoing the rejected input could echo secrets.
+        details = [{"loc": list(p.get("loc", ())), "msg": p.get("msg", "")} for p in problems]
+        return error_response(
+            422, "invalid_request", "the request does not match the schema", details=details
+        )
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        code = _STATUS_CODES.get(exc.status_code, "http_error")
+        return error_response(exc.status_code, code, str(exc.detail))
+
+
+# --- request size -------------------------------------------------------------------------
+
+
+class BodyLimit:
+    """Refuse request bodies over ``max_bytes`` with 413 before they reach a route."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def message(self, size: int | None) -> str:
+        got = "larger" if size is None else f"{size} bytes"
+        return (
+            f"request body is {got}; this server accepts at most {self.max_bytes} bytes "
+            "(max_body_bytes in the server config, or --max-body-bytes)"
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            if declared <= _DRAIN_MAX:
+                await _drain(receive)
+            response = error_response(413, "payload_too_large", self.message(declared))
+            await response(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            # A chunked body has no length up front: count it as it arrives.
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                raise HTTPException(413, self.message(None))
+            return message
+
+        await self.app(scope, limited, send)
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+async def _drain(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body"):
+            return

@@ -1,0 +1,391 @@
+"""``trove mcp``: knowledge tools for agents over the Model Context Protocol (stdio or HTTP).
+
+Each tool calls one :class:`~trove.workspace.Workspace` method under the
+:class:`~.guard.Guard` and returns compact JSON. The workspace comes from the server's
+configuration, never from the model: the tools have no namespace argument, and anything
+a model adds that is not in a tool's schema (``namespace``, ``author_tier``) is dropped
+before the call. Writes are stamped ``author_tier="llm"``.
+"""
+
+# No `from __future__ import annotations`: the SDK reads these signatures at runtime to
+# build each tool's JSON schema.
+
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, Literal
+
+from ..errors import MissingDependency, TroveError
+from ..models import Document, Hit
+from ..store import Store
+from ..workspace import Workspace
+from .config import ServerConfig, bearer_token
+from .guard import Guard, error_code
+
+try:
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
+    from pydantic import Field
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise MissingDependency(exc.name or "mcp", "mcp", "trove mcp") from None
+
+AUTHOR_TIER = "llm"
+# Items in knowledge_list are previews; knowledge_get returns the whole text.
+LIST_PREVIEW_CHARS = 500
+INSTRUCTIONS = """\
+A long-term memory and knowledge base shared across conversations. Search it before \
+answering questions about past decisions, preferences, people or projects \
+(knowledge_search), and save what will matter later as self-contained notes \
+(knowledge_write; use a dedupe_key for facts that change, so they are updated rather \
+than duplicated). The workspace is fixed by the server: you see only its items, items \
+of your own session, and global items."""
+
+Scope = Literal["workspace", "session", "global"]
+Id = Annotated[str, Field(description="An item id, as returned by the other tools.")]
+Tags = Annotated[
+    list[str] | None, Field(description="Labels, e.g. ['preference', 'project-apollo'].")
+]
+Metadata = Annotated[
+    dict[str, Any] | None,
+    Field(description="Extra JSON fields; knowledge_search can filter on them by equality."),
+]
+Importance = Annotated[
+    float | None, Field(description="How much this matters, 0.0 to 1.0; returned with results.")
+]
+Ttl = Annotated[
+    float | None,
+    Field(gt=0, description="Forget the item after this many seconds (86400 = a day)."),
+]
+
+_READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+
+def _changing(*, destructive: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=destructive,
+        idempotent_hint=True,
+        open_world_hint=False,
+    )
+
+
+class KnowledgeTools:
+    """The tools, bound to one store and configuration."""
+
+    def __init__(self, store: Store, config: ServerConfig) -> None:
+        self.guard = Guard(store, author_tier=AUTHOR_TIER)
+        self.config = config
+        # Without a configured session, one per server process: over stdio that is one
+        # client connection. Over HTTP each MCP session gets its own (see _session).
+        self.process_session = uuid.uuid4().hex
+
+    def knowledge_write(
+        self,
+        ctx: Context,
+        text: Annotated[
+            str,
+            Field(
+                description="The memory, self-contained: say who, what and when, so it "
+                "makes sense when read later without this conversation."
+            ),
+        ],
+        title: Annotated[str | None, Field(description="A short title for results.")] = None,
+        tags: Tags = None,
+        scope: Annotated[
+            Scope,
+            Field(
+                description="workspace: every session of this workspace sees it. session: "
+                "only this conversation. global: every workspace reads it (refused unless "
+                "the server allows global writes)."
+            ),
+        ] = "workspace",
+        dedupe_key: Annotated[
+            str | None,
+            Field(
+                description="Your stable key for a fact that changes, e.g. 'user:timezone'. "
+                "Writing the same key again replaces that item (same id) instead of "
+                "adding a duplicate."
+            ),
+        ] = None,
+        importance: Importance = None,
+        ttl_seconds: Ttl = None,
+        metadata: Metadata = None,
+        source: Annotated[
+            str | None, Field(description="Where it came from, e.g. 'chat', 'email', a URL.")
+        ] = None,
+        timestamp: Annotated[
+            str | None, Field(description="When it happened, ISO-8601 (2026-11-03T09:00:00Z).")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Save a memory (fact, decision, preference, note) so it can be found later, in this
+        or future conversations. Returns its id."""
+        item = _given(
+            text=text,
+            title=title,
+            tags=tags,
+            scope=scope,
+            dedupe_key=dedupe_key,
+            importance=importance,
+            ttl=ttl_seconds,
+            metadata=metadata,
+            source=source,
+            timestamp=timestamp,
+        )
+        with self._workspace(ctx, write=True) as ws:
+            return {"id": ws.write(item), "scope": scope}
+
+    def knowledge_search(
+        self,
+        ctx: Context,
+        query: Annotated[
+            str, Field(description="What you are looking for, in plain words (no operators).")
+        ],
+        limit: Annotated[int, Field(ge=1, le=50, description="How many results.")] = 10,
+        tags: Annotated[
+            list[str] | None, Field(description="Only items that have all of these tags.")
+        ] = None,
+        scope: Annotated[
+            list[Scope] | None, Field(description="Only items of these scopes (default: all).")
+        ] = None,
+        source: Annotated[list[str] | None, Field(description="Only these sources.")] = None,
+        since: Annotated[
+            str | None, Field(description="Only items whose timestamp is on or after (ISO-8601).")
+        ] = None,
+        until: Annotated[
+            str | None, Field(description="Only items whose timestamp is on or before (ISO-8601).")
+        ] = None,
+        metadata: Annotated[
+            dict[str, Any] | None, Field(description="Only items whose metadata has these values.")
+        ] = None,
+        mode: Annotated[
+            Literal["hybrid", "keyword", "semantic"] | None,
+            Field(
+                description="hybrid (default) matches words and meaning; keyword for exact "
+                "names, ids and codes; semantic for paraphrases."
+            ),
+        ] = None,
+        expand: Annotated[
+            int,
+            Field(
+                ge=0,
+                le=2,
+                description="Also return items linked (knowledge_link) to the results, up "
+                "to this many links away; they are marked with linked_from.",
+            ),
+        ] = 0,
+    ) -> dict[str, Any]:
+        """Search this workspace's knowledge by words and meaning, best first. Each result
+        has an id, title and snippet («…» marks matches); knowledge_get reads one in full."""
+        options = _given(
+            limit=limit,
+            tags=tags,
+            scope=scope,
+            source=source,
+            since=since,
+            until=until,
+            metadata=metadata,
+            mode=mode,
+            expand=expand,
+        )
+        with self._workspace(ctx) as ws:
+            hits = ws.search(query, **options)
+        return {"results": [_hit(hit) for hit in hits]}
+
+    def knowledge_get(self, ctx: Context, id: Id) -> dict[str, Any]:
+        """Read one item in full: its text and where it came from."""
+        with self._workspace(ctx) as ws:
+            doc = ws.get(id)
+        if doc is None:
+            raise ToolError(f"not_found: no item with id {id!r} (it may be deleted or expired)")
+        return _document(doc)
+
+    def knowledge_update(
+        self,
+        ctx: Context,
+        id: Id,
+        text: Annotated[str | None, Field(description="The new text (replaces it).")] = None,
+        title: Annotated[str | None, Field(description="The new title.")] = None,
+        tags: Tags = None,
+        metadata: Metadata = None,
+        importance: Importance = None,
+        ttl_seconds: Ttl = None,
+    ) -> dict[str, Any]:
+        """Change an item's text, title, tags, metadata, importance or lifetime; its id and
+        origin stay. Scope and dedupe_key cannot change: write a new item for that."""
+        changes = _given(
+            text=text,
+            title=title,
+            tags=tags,
+            metadata=metadata,
+            importance=importance,
+            ttl=ttl_seconds,
+        )
+        with self._workspace(ctx, write=True) as ws:
+            return {"id": ws.update(id, **changes)}
+
+    def knowledge_list(
+        self,
+        ctx: Context,
+        scope: Annotated[
+            list[Scope] | None, Field(description="Only items of these scopes (default: all).")
+        ] = None,
+        cursor: Annotated[
+            str | None,
+            Field(description="The cursor of the previous page; omit for the newest items."),
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=100, description="Items per page.")] = 20,
+        include_deleted: Annotated[bool, Field(description="Also list deleted items.")] = False,
+    ) -> dict[str, Any]:
+        """Browse items newest first, a page at a time. Pass the returned cursor back for the
+        next page; a null cursor means there are no more. Texts are previews: use
+        knowledge_get for the whole text. Expired items are listed with expired=true."""
+        with self._workspace(ctx) as ws:
+            page = ws.list(
+                scope=scope, cursor=cursor, limit=limit, include_deleted=include_deleted
+            )
+        return {"items": [_preview(doc) for doc in page.items], "cursor": page.cursor}
+
+    def knowledge_delete(self, ctx: Context, id: Id) -> dict[str, Any]:
+        """Delete an item: it disappears from search and get (a person can restore it)."""
+        with self._workspace(ctx, write=True) as ws:
+            ws.delete(id)
+        return {"id": id, "deleted": True}
+
+    def knowledge_link(
+        self,
+        ctx: Context,
+        src: Annotated[str, Field(description="The id the link starts from.")],
+        dst: Annotated[str, Field(description="The id the link points to.")],
+        type: Annotated[
+            str,
+            Field(
+                description="relates_to, supersedes (src replaces dst), derived_from (src "
+                "was concluded from dst), replies_to, or a type of your own."
+            ),
+        ] = "relates_to",
+        weight: Annotated[float, Field(ge=0, description="Strength of the link.")] = 1.0,
+    ) -> dict[str, Any]:
+        """Connect two items, e.g. a decision and its evidence. knowledge_search with
+        expand=1 then returns linked items together. Linking again sets the weight."""
+        with self._workspace(ctx, write=True) as ws:
+            return ws.link(src, dst, type, weight).to_dict()
+
+    @contextmanager
+    def _workspace(self, ctx: Context, *, write: bool = False) -> Iterator[Workspace]:
+        headers = ctx.headers or {}
+        # Over HTTP the transport has already refused a request without a valid token.
+        rights = self.config.authenticate(bearer_token(headers.get("authorization")))
+        if rights is None:
+            raise ToolError("unauthorized: a valid bearer token is required")
+        session = headers.get("mcp-session-id") or self.process_session
+        enter = self.guard.write if write else self.guard.read
+        try:
+            with enter(rights, session) as ws:
+                yield ws
+        except TroveError as exc:
+            # ToolError: the model sees the message (other errors reach it as a bare
+            # "Error executing tool"), with a code it can act on.
+            raise ToolError(f"{error_code(exc)[1]}: {exc}") from exc
+
+
+def create_server(store: Store, config: ServerConfig) -> MCPServer:
+    """An MCP server with the knowledge tools the configuration allows.
+
+    Tools the configuration denies are not offered at all (the library would refuse them
+    anyway), so a model does not plan around tools it cannot use.
+    """
+    tools = KnowledgeTools(store, config)
+    rights = config.rights
+    server: MCPServer = MCPServer(name="trove", instructions=INSTRUCTIONS)
+    offered: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
+        (tools.knowledge_search, "Search knowledge", _READ),
+        (tools.knowledge_get, "Read an item", _READ),
+        (tools.knowledge_list, "List items", _READ),
+    ]
+    if rights.allow_write:
+        offered += [
+            (tools.knowledge_write, "Save a memory", _changing(destructive=True)),
+            (tools.knowledge_update, "Update an item", _changing(destructive=True)),
+            (tools.knowledge_link, "Link two items", _changing(destructive=False)),
+        ]
+    if rights.allow_delete:
+        offered.append((tools.knowledge_delete, "Delete an item", _changing(destructive=True)))
+    for fn, title, annotations in offered:
+        server.add_tool(fn, title=title, annotations=annotations)
+    return server
+
+
+def run_stdio(store: Store, config: ServerConfig) -> None:
+    create_server(store, config).run("stdio")
+
+
+def run_http(store: Store, config: ServerConfig, *, log_level: str = "info") -> None:
+    """Streamable HTTP at ``/mcp``, with the same bind and token rules as ``trove serve``."""
+    import uvicorn
+
+    config.check_bind(config.host)
+    app = create_server(store, config).streamable_http_app(
+        host=config.host, max_request_body_size=config.max_body_bytes
+    )
+    uvicorn.run(RequireToken(app, config), host=config.host, port=config.port, log_level=log_level)
+
+
+class RequireToken:
+    """Refuse HTTP requests without a valid bearer token when tokens are configured."""
+
+    def __init__(self, app: Any, config: ServerConfig) -> None:
+        self.app = app
+        self.config = config
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            if self.config.authenticate(bearer_token(headers.get("authorization"))) is None:
+                from starlette.responses import JSONResponse
+
+                body = {
+                    "error": {
+                        "code": "unauthorized",
+                        "message": "a valid bearer token is required",
+                    }
+                }
+                response = JSONResponse(body, 401, headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+# --- formatting: compact JSON for a model's context --------------------------------------
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """The arguments the model gave (None: left out, so the library's default applies)."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _compact(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if v not in ("", None, [], {}, ())}
+
+
+def _hit(hit: Hit) -> dict[str, Any]:
+    data = hit.to_dict()
+    del data["doc_id"], data["chunk"]  # character offsets mean nothing to a model
+    data["score"] = round(hit.score, 4)
+    return {"id": hit.doc_id, **_compact(data)}
+
+
+def _document(doc: Document) -> dict[str, Any]:
+    data = doc.to_dict()
+    for internal in ("content_hash", "session_id", "deleted", "expired"):
+        data.pop(internal)
+    return _compact(data)
+
+
+def _preview(doc: Document) -> dict[str, Any]:
+    data = _document(doc)
+    if len(doc.text) > LIST_PREVIEW_CHARS:
+        data["text"] = doc.text[:LIST_PREVIEW_CHARS]
+        data["text_truncated"] = True
+    data.update({k: True for k in ("expired", "deleted") if getattr(doc, k)})
+    return data

@@ -1,0 +1,159 @@
+"""Copy a store to another place or backend (SQLite <-> PostgreSQL).
+
+Streaming: documents are read a page at a time by id and written a batch per transaction,
+so memory stays bounded by one batch. Resumable: a document already in the destination
+with the same content and times is skipped, and each batch is atomic, so running the same
+copy again after an interruption picks up where it stopped. Vectors travel with their
+chunks (looked up by the chunk's text hash), so nothing is embedded again; the
+destination's embedder lock must be absent or the same as the source's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .backends.base import Backend, EmbedderLock
+from .backends.postgres_url import is_postgres, redact
+from .errors import EmbedderMismatch, InvalidInput, NotFound
+from .models import Document
+from .timeutil import now, to_epoch
+
+# What must match for a destination document to count as already copied.
+_SAME = ("content_hash", "updated_at", "deleted_at", "expires_at", "title", "tags", "metadata")
+
+
+@dataclass
+class MigrateReport:
+    """What one copy did."""
+
+    copied: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    edges: int = 0
+    embedder: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def migrate(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    *,
+    batch_size: int = 200,
+    progress: Callable[[int], None] | None = None,
+) -> MigrateReport:
+    """Copy every document (deleted and expired ones too), chunk, vector and edge of the
+    store at ``src`` into the store at ``dst`` (created if new)."""
+    import trove
+
+    source, target = os.fspath(src), os.fspath(dst)
+    if source == target:
+        raise InvalidInput("source and destination are the same store")
+    if not is_postgres(source) and source != ":memory:" and not Path(source).exists():
+        raise NotFound(f"{redact(source)} does not exist")
+    if batch_size < 1:
+        raise InvalidInput("batch_size must be at least 1")
+    with trove.open(source, embedder=None) as a, trove.open(target, embedder=None) as b:
+        return copy_backend(a.backend, b.backend, batch_size=batch_size, progress=progress)
+
+
+def total_documents(src: str | os.PathLike[str]) -> int:
+    """How many documents a copy of ``src`` will read (for a progress bar)."""
+    import trove
+
+    with trove.open(src, embedder=None) as store:
+        stats = store.backend.stats(now())
+    return int(stats["documents"] + stats["deleted"] + stats["expired"])
+
+
+def copy_backend(
+    src: Backend,
+    dst: Backend,
+    *,
+    batch_size: int = 200,
+    progress: Callable[[int], None] | None = None,
+) -> MigrateReport:
+    """The copy itself, between two open backends."""
+    report = MigrateReport()
+    lock = src.vector_lock()
+    table = _destination_table(lock, dst)
+    report.embedder = None if lock is None else lock.to_dict()
+    copied_ids: list[str] = []
+    after: str | None = None
+    while docs := src.iter_documents(after=after, limit=batch_size):
+        after = docs[-1].id
+        _copy_batch(src, dst, docs, lock, table, report)
+        copied_ids.extend(doc.id for doc in docs)
+        if progress:
+            progress(len(docs))
+    # Edges last: both of their ends exist in the destination by now.
+    for start in range(0, len(copied_ids), batch_size):
+        part = copied_ids[start : start + batch_size]
+        mine = set(part)
+        for edge in src.edges_of(part, None):
+            if edge.src in mine:
+                stamp = to_epoch(edge.created_at) or now()
+                dst.put_edge(edge.src, edge.dst, edge.type, edge.weight, stamp)
+                report.edges += 1
+    dst.vectors_reset()
+    return report
+
+
+def _destination_table(lock: EmbedderLock | None, dst: Backend) -> str | None:
+    if lock is None:
+        return None
+    existing = dst.vector_lock()
+    if existing is None:
+        return dst.lock_vectors(lock.spec, lock.model_id, lock.dimension).table
+    if (existing.model_id, existing.dimension) != (lock.model_id, lock.dimension):
+        raise EmbedderMismatch(
+            f"the destination's vectors were made by {existing.model_id} "
+            f"({existing.dimension}-d), the source's by {lock.model_id} ({lock.dimension}-d); "
+            "copy into a new store, or reembed one of them first"
+        )
+    return existing.table
+
+
+def _copy_batch(
+    src: Backend,
+    dst: Backend,
+    docs: Sequence[Document],
+    lock: EmbedderLock | None,
+    table: str | None,
+    report: MigrateReport,
+) -> None:
+    present = dst.get_documents([doc.id for doc in docs])
+    todo = [doc for doc in docs if not _same(present.get(doc.id), doc)]
+    report.unchanged += len(docs) - len(todo)
+    if not todo:
+        return
+    chunks = src.get_chunks([doc.id for doc in todo])
+    hashes = list(dict.fromkeys(row.text_hash for rows in chunks.values() for row in rows))
+    vectors = src.vectors_by_hash(lock.table, hashes) if lock is not None and hashes else {}
+    with dst.transaction():
+        for doc in todo:
+            rows = chunks.get(doc.id, [])
+            dst.put_document(doc)
+            _, ids = dst.replace_chunks(doc.id, rows)
+            report.chunks += len(rows)
+            if table is None:
+                continue
+            pairs = [(cid, vectors.get(r.text_hash)) for cid, r in zip(ids, rows, strict=True)]
+            pairs = [(cid, v) for cid, v in pairs if v is not None]
+            if pairs:
+                matrix = np.stack([v for _, v in pairs]).astype(np.float32, copy=False)
+                dst.put_vectors(table, [cid for cid, _ in pairs], matrix)
+                report.vectors += len(pairs)
+    report.copied += len(todo)
+
+
+def _same(old: Document | None, new: Document) -> bool:
+    return old is not None and all(getattr(old, f) == getattr(new, f) for f in _SAME)

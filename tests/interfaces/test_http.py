@@ -1,0 +1,321 @@
+"""The HTTP API, driven over real HTTP against uvicorn on a loopback port."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import trove
+from trove.interfaces.config import ServerConfig
+from trove.interfaces.http import SESSION_HEADER, create_app
+
+ANA = "ana-token-0123456789"
+BO = "bo-token-0123456789"
+OPS = "ops-token-0123456789"
+READER = "reader-token-0123456789"
+HUMAN = "human-token-0123456789"
+PINNED = "pinned-token-0123456789"
+Serve = Callable[[Any], AbstractContextManager[str]]
+CONFIG = {
+    "namespace": "ana",
+    "tokens": [
+        {"name": "ana", "token": ANA},
+        {"name": "bo", "token": BO, "namespace": "bo"},
+        {"name": "ops", "token": OPS, "namespace": "ops", "allow_global": True},
+        {"name": "reader", "token": READER, "allow_write": False, "allow_delete": False},
+        {"name": "human", "token": HUMAN, "author_tier": "human"},
+        {"name": "pinned", "token": PINNED, "session": "pinned"},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[trove.Store]:
+    with trove.open(tmp_path_factory.mktemp("http") / "kb.db", embedder="hash:64") as kb:
+        yield kb
+
+
+@pytest.fixture(scope="module")
+def url(store: trove.Store, serve: Serve) -> Iterator[str]:
+    with serve(create_app(store, ServerConfig.from_dict(CONFIG))) as base:
+        yield base
+
+
+def client(
+    url: str, token: str | None = ANA, *, limits: httpx.Limits | None = None, **headers: str
+) -> httpx.Client:
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    pool = limits or httpx.Limits()
+    return httpx.Client(base_url=url, headers=headers, timeout=60, limits=pool)
+
+
+@pytest.fixture
+def ana(url: str) -> Iterator[httpx.Client]:
+    with client(url) as c:
+        yield c
+
+
+def error(response: httpx.Response, status: int, code: str) -> str:
+    assert response.status_code == status, response.text
+    body = response.json()["error"]
+    assert body["code"] == code
+    return str(body["message"])
+
+
+# --- auth -----------------------------------------------------------------------------
+
+
+def test_missing_or_wrong_token_is_refused(url: str) -> None:
+    for token in (None, "not-the-right-token-at-all"):
+        with client(url, token) as c:
+            for response in (c.post("/v1/search", json={"query": "x"}), c.get("/v1/stats")):
+                assert "bearer token" in error(response, 401, "unauthorized")
+                assert response.headers["www-authenticate"] == "Bearer"
+    with client(url, None, Authorization=f"Basic {ANA}") as c:
+        error(c.get("/v1/stats"), 401, "unauthorized")
+
+
+def test_openapi_schema_is_published(url: str) -> None:
+    schema = httpx.get(f"{url}/openapi.json").json()
+    for path in ("/v1/search", "/v1/items", "/v1/items/{doc_id}", "/v1/links", "/v1/stats"):
+        assert path in schema["paths"]
+    assert "HTTPBearer" in schema["components"]["securitySchemes"]
+
+
+# --- workspaces -----------------------------------------------------------------------
+
+
+def test_each_token_sees_only_its_namespace(url: str, ana: httpx.Client) -> None:
+    doc_id = ana.post("/v1/items", json={"text": "ana's secret recipe: cardamom"}).json()["id"]
+    assert ana.get(f"/v1/items/{doc_id}").json()["namespace"] == "ana"
+    with client(url, BO) as bo:
+        assert "recipe" not in error(bo.get(f"/v1/items/{doc_id}"), 404, "not_found")
+        assert bo.post("/v1/search", json={"query": "secret recipe"}).json()["hits"] == []
+        assert bo.get("/v1/items").json()["items"] == []
+        assert bo.get("/v1/stats").json()["documents"] == 0
+        error(bo.patch(f"/v1/items/{doc_id}", json={"text": "x"}), 404, "not_found")
+        error(bo.delete(f"/v1/items/{doc_id}"), 404, "not_found")
+
+
+def test_writing_to_another_namespace_is_forbidden(ana: httpx.Client, store: trove.Store) -> None:
+    response = ana.post("/v1/items", json={"text": "planted", "namespace": "bo"})
+    assert "cannot reach others" in error(response, 403, "forbidden")
+    error(ana.post("/v1/search", json={"query": "x", "namespace": "bo"}), 403, "forbidden")
+    assert store.workspace("bo").search("planted") == []
+
+
+def test_global_items_need_the_right_to_write(url: str, ana: httpx.Client) -> None:
+    error(ana.post("/v1/items", json={"text": "x", "scope": "global"}), 403, "forbidden")
+    with client(url, OPS) as ops:
+        fact = ops.post(
+            "/v1/items", json={"text": "the wifi password rotates monthly", "scope": "global"}
+        ).json()["id"]
+    hits = ana.post("/v1/search", json={"query": "wifi password"}).json()["hits"]
+    assert fact in [h["doc_id"] for h in hits]
+    error(ana.patch(f"/v1/items/{fact}", json={"text": "hacked"}), 403, "forbidden")
+    error(ana.delete(f"/v1/items/{fact}"), 403, "forbidden")
+
+
+def test_session_items_stay_in_their_session(url: str) -> None:
+    with client(url, ANA, **{SESSION_HEADER: "s1"}) as one:
+        note = one.post(
+            "/v1/items", json={"text": "scratch: the deploy key is in vault", "scope": "session"}
+        ).json()["id"]
+        assert one.get(f"/v1/items/{note}").status_code == 200
+    with client(url, ANA, **{SESSION_HEADER: "s2"}) as two:
+        error(two.get(f"/v1/items/{note}"), 404, "not_found")
+        hits = two.post("/v1/search", json={"query": "deploy key vault"}).json()["hits"]
+        assert note not in [h["doc_id"] for h in hits]
+        assert note not in [d["id"] for d in two.get("/v1/items").json()["items"]]
+    with client(url, ANA) as sessionless:
+        error(sessionless.get(f"/v1/items/{note}"), 404, "not_found")
+    # A token with a fixed session keeps it, whatever the request claims.
+    with client(url, PINNED, **{SESSION_HEADER: "s1"}) as pinned:
+        error(pinned.get(f"/v1/items/{note}"), 404, "not_found")
+
+
+def test_author_tier_comes_from_the_token_not_the_input(url: str, ana: httpx.Client) -> None:
+    body = {"text": "claimed to be human", "author_tier": "human"}
+    doc_id = ana.post("/v1/items", json=body).json()["id"]
+    assert ana.get(f"/v1/items/{doc_id}").json()["author_tier"] == "explicit"
+    with client(url, HUMAN) as human:
+        doc_id = human.post("/v1/items", json={"text": "typed by a person"}).json()["id"]
+    assert ana.get(f"/v1/items/{doc_id}").json()["author_tier"] == "human"
+
+
+def test_denied_writes_and_deletes(url: str, ana: httpx.Client) -> None:
+    doc_id = ana.post("/v1/items", json={"text": "read only for some"}).json()["id"]
+    with client(url, READER) as reader:
+        assert reader.get(f"/v1/items/{doc_id}").status_code == 200
+        error(reader.post("/v1/items", json={"text": "x"}), 403, "forbidden")
+        error(reader.patch(f"/v1/items/{doc_id}", json={"text": "x"}), 403, "forbidden")
+        error(reader.delete(f"/v1/items/{doc_id}"), 403, "forbidden")
+
+
+# --- items ----------------------------------------------------------------------------
+
+
+def test_expired_item_is_absent_by_id_and_flagged_in_list(ana: httpx.Client) -> None:
+    body = {"text": "a stale reminder", "expires_at": "2000-01-01T00:00:00Z"}
+    doc_id = ana.post("/v1/items", json=body).json()["id"]
+    error(ana.get(f"/v1/items/{doc_id}"), 404, "not_found")
+    error(ana.patch(f"/v1/items/{doc_id}", json={"text": "revived"}), 404, "not_found")
+    listed = {d["id"]: d for d in ana.get("/v1/items", params={"limit": 1000}).json()["items"]}
+    assert listed[doc_id]["expired"] is True
+
+
+def test_update_keeps_id_and_cannot_change_scope(ana: httpx.Client) -> None:
+    doc_id = ana.post("/v1/items", json={"text": "v1", "dedupe_key": "upd"}).json()["id"]
+    created = ana.get(f"/v1/items/{doc_id}").json()["created_at"]
+    message = error(
+        ana.patch(f"/v1/items/{doc_id}", json={"scope": "global"}), 422, "invalid_input"
+    )
+    assert "cannot change scope" in message
+    assert ana.patch(f"/v1/items/{doc_id}", json={"text": "v2", "tags": ["t"]}).json() == {
+        "id": doc_id
+    }
+    doc = ana.get(f"/v1/items/{doc_id}").json()
+    assert (doc["text"], doc["tags"], doc["scope"], doc["created_at"]) == (
+        "v2",
+        ["t"],
+        "workspace",
+        created,
+    )
+
+
+def test_dedupe_key_upserts(ana: httpx.Client) -> None:
+    first = ana.post("/v1/items", json={"text": "tz: UTC", "dedupe_key": "user:tz"}).json()
+    second = ana.post("/v1/items", json={"text": "tz: CET", "dedupe_key": "user:tz"}).json()
+    assert first == second
+    assert ana.get(f"/v1/items/{first['id']}").json()["text"] == "tz: CET"
+
+
+def test_list_pages_with_a_cursor(url: str) -> None:
+    with client(url, ANA, **{SESSION_HEADER: "pager"}) as c:
+        ids = [
+            c.post("/v1/items", json={"text": f"page item {i}", "scope": "session"}).json()["id"]
+            for i in range(5)
+        ]
+        seen: list[str] = []
+        cursor = None
+        while True:
+            params = {"scope": "session", "limit": 2, **({"cursor": cursor} if cursor else {})}
+            page = c.get("/v1/items", params=params).json()
+            seen += [d["id"] for d in page["items"]]
+            cursor = page["cursor"]
+            if cursor is None:
+                break
+        assert seen == ids[::-1]
+        error(c.get("/v1/items", params={"cursor": "garbage!"}), 400, "invalid_query")
+
+
+def test_delete_link_neighbors_expand_and_stats(ana: httpx.Client) -> None:
+    a = ana.post("/v1/items", json={"text": "decision: drop redis", "title": "d"}).json()["id"]
+    b = ana.post("/v1/items", json={"text": "benchmark of the cache"}).json()["id"]
+    edge = ana.post("/v1/links", json={"src": a, "dst": b, "type": "derived_from"}).json()
+    assert (edge["src"], edge["dst"], edge["type"]) == (a, b, "derived_from")
+    assert [e["dst"] for e in ana.get(f"/v1/items/{a}/links").json()["edges"]] == [b]
+    hits = ana.post("/v1/search", json={"query": "drop redis", "expand": 1}).json()["hits"]
+    linked = {h["doc_id"]: h.get("linked_from") for h in hits}
+    assert linked[b] == {"doc_id": a, "type": "derived_from", "weight": 1.0}
+    assert ana.delete("/v1/links", params={"src": a, "dst": b}).json() == {"removed": 1}
+    assert ana.delete(f"/v1/items/{b}").json() == {"id": b, "deleted": True}
+    error(ana.get(f"/v1/items/{b}"), 404, "not_found")
+    stats = ana.get("/v1/stats").json()
+    assert stats["by_namespace"].keys() == {"ana"} and stats["documents"] >= 1
+
+
+def test_search_filters_and_bad_queries(ana: httpx.Client) -> None:
+    ana.post("/v1/items", json={"text": "tagged memo about kittens", "tags": ["pets"]})
+    hits = ana.post("/v1/search", json={"query": "kittens", "tags": ["pets"]}).json()["hits"]
+    assert [h["tags"] for h in hits] == [["pets"]]
+    assert "unknown filter" in error(
+        ana.post("/v1/search", json={"query": "x", "colour": "red"}), 400, "invalid_query"
+    )
+    error(ana.post("/v1/search", json={"query": "x", "limit": -1}), 422, "invalid_request")
+
+
+# --- bad requests -----------------------------------------------------------------------
+
+
+def test_malformed_json_and_wrong_types(ana: httpx.Client) -> None:
+    headers = {"Content-Type": "application/json"}
+    response = ana.post("/v1/items", content=b'{"text": "unterminated', headers=headers)
+    assert "not valid JSON" in error(response, 400, "malformed_json")
+    response = ana.post("/v1/items", json={"text": 5})
+    details = response.json()["error"]["details"]
+    error(response, 422, "invalid_request")
+    assert details[0]["loc"] == ["body", "text"]
+    assert "unknown field" in error(
+        ana.post("/v1/items", json={"text": "x", "colour": "red"}), 422, "invalid_input"
+    )
+
+
+def test_a_10_mb_write_is_rejected_with_a_clear_error(ana: httpx.Client) -> None:
+    response = ana.post("/v1/items", json={"text": "x" * (10 * 1024 * 1024)})
+    message = error(response, 413, "payload_too_large")
+    assert "at most 1048576 bytes" in message and "max_body_bytes" in message
+    # Without a Content-Length (chunked), the body is counted as it arrives.
+    chunks = (b"x" * 65536 for _ in range(32))
+    response = ana.post("/v1/items", content=chunks, headers={"Content-Type": "application/json"})
+    error(response, 413, "payload_too_large")
+
+
+def test_the_body_limit_is_configurable(store: trove.Store, serve: Serve) -> None:
+    config = ServerConfig().override(max_body_bytes=4096)
+    with serve(create_app(store, config)) as base, httpx.Client(base_url=base) as c:
+        error(c.post("/v1/items", json={"text": "y" * 5000}), 413, "payload_too_large")
+        assert c.post("/v1/items", json={"text": "y" * 3000}).status_code == 200
+
+
+def test_100_concurrent_writes_to_one_dedupe_key(url: str, store: trove.Store) -> None:
+    limits = httpx.Limits(max_connections=100)
+    with client(url, OPS, limits=limits) as c, ThreadPoolExecutor(max_workers=100) as pool:
+
+        def write(i: int) -> httpx.Response:
+            body = {"text": f"counter n{i:03d}x now", "dedupe_key": "ctr", "metadata": {"i": i}}
+            return c.post("/v1/items", json=body)
+
+        responses = list(pool.map(write, range(100)))
+    assert [r.status_code for r in responses] == [200] * 100
+    assert len({r.json()["id"] for r in responses}) == 1
+    ops = store.workspace("ops")
+    items = [d for d in ops.list(limit=1000).items if d.dedupe_key == "ctr"]
+    assert len(items) == 1
+    last = items[0]
+    # The surviving write is whole (text and metadata from the same request), and the
+    # index holds only it: none of the 99 overwritten texts can be found.
+    assert last.text == f"counter n{last.metadata['i']:03d}x now"
+    for i in range(100):
+        hits = ops.search(f"n{i:03d}x", mode="keyword")
+        assert [h.doc_id for h in hits] == ([last.id] if i == last.metadata["i"] else [])
+
+
+def test_concurrent_reads_and_writes_never_collide(url: str) -> None:
+    # One apsw connection refuses two threads at once; the server's guard takes turns.
+    limits = httpx.Limits(max_connections=64)
+    with client(url, ANA, limits=limits) as c, ThreadPoolExecutor(max_workers=64) as pool:
+
+        def call(i: int) -> int:
+            if i % 3 == 0:
+                return c.post("/v1/items", json={"text": f"mixed load item {i}"}).status_code
+            if i % 3 == 1:
+                return c.post("/v1/search", json={"query": f"mixed load {i}"}).status_code
+            return c.get("/v1/items", params={"limit": 5}).status_code
+
+        assert set(pool.map(call, range(300))) == {200}
+
+
+def test_refuses_other_addresses_without_a_token(tmp_path: Path) -> None:
+    with pytest.raises(trove.TroveError, match=r"refusing to listen on 0\.0\.0\.0"):
+        ServerConfig().check_bind("0.0.0.0")
+    ServerConfig().override(token=ANA).check_bind("0.0.0.0")
+    for host in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
+        ServerConfig().check_bind(host)

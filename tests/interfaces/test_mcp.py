@@ -1,0 +1,292 @@
+"""The MCP server, driven by the official SDK's client: ``trove mcp`` over stdio as a real
+subprocess of this venv's ``trove``, and streamable HTTP on a loopback port."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+import trove
+from trove.interfaces.config import ServerConfig
+from trove.interfaces.mcp import RequireToken, create_server
+
+TROVE = str(Path(sys.executable).with_name("trove"))
+Serve = Callable[[Any], AbstractContextManager[str]]
+ALL_TOOLS = {
+    "knowledge_write",
+    "knowledge_search",
+    "knowledge_get",
+    "knowledge_update",
+    "knowledge_list",
+    "knowledge_delete",
+    "knowledge_link",
+}
+
+
+class ToolFailed(Exception):
+    pass
+
+
+class Mcp:
+    """A connected client session, called synchronously through an event-loop thread."""
+
+    def __init__(self, portal: BlockingPortal, session: ClientSession) -> None:
+        self.portal = portal
+        self.session = session
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        result = self.portal.call(self.session.call_tool, tool, arguments)
+        if result.is_error:
+            raise ToolFailed(result.content[0].text)  # type: ignore[union-attr]
+        assert isinstance(result.structured_content, dict)
+        return result.structured_content
+
+    def fail(self, tool: str, **arguments: Any) -> str:
+        with pytest.raises(ToolFailed) as failure:
+            self.call(tool, **arguments)
+        return str(failure.value)
+
+    def tools(self) -> dict[str, Any]:
+        return {t.name: t for t in self.portal.call(self.session.list_tools).tools}
+
+
+@contextmanager
+def connected(session: Callable[[], Any]) -> Iterator[Mcp]:
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(session()) as s:
+        yield Mcp(portal, s)
+
+
+@asynccontextmanager
+async def initialized(streams: Any) -> AsyncIterator[ClientSession]:
+    async with streams as (read, write), ClientSession(read, write) as client:
+        await client.initialize()
+        yield client
+
+
+@contextmanager
+def stdio(db: Path, *args: str, log: Path) -> Iterator[Mcp]:
+    """``trove --db DB --embedder hash:64 mcp ARGS`` as a subprocess, connected."""
+    params = StdioServerParameters(
+        command=TROVE, args=["--db", str(db), "--embedder", "hash:64", "mcp", *args]
+    )
+    with (
+        log.open("a") as errlog,
+        connected(lambda: initialized(stdio_client(params, errlog=errlog))) as mcp,
+    ):
+        yield mcp
+
+
+@contextmanager
+def over_http(url: str, token: str) -> Iterator[Mcp]:
+    @asynccontextmanager
+    async def session() -> AsyncIterator[ClientSession]:
+        auth = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+        async with auth, initialized(streamable_http_client(url, http_client=auth)) as client:
+            yield client
+
+    with connected(session) as mcp:
+        yield mcp
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("mcp") / "kb.db"
+    with trove.open(path, embedder="hash:64") as kb:
+        kb.workspace("ops", allow_global=True).add(
+            "the office wifi rotates monthly", scope="global"
+        )
+        kb.workspace("ana").add("an old reminder", expires_at="2000-01-01", dedupe_key="old")
+    return path
+
+
+@pytest.fixture(scope="module")
+def ana(db: Path) -> Iterator[Mcp]:
+    with stdio(db, "--namespace", "ana", "--session", "s1", log=db.with_suffix(".1.log")) as mcp:
+        yield mcp
+
+
+@pytest.fixture(scope="module")
+def ana_other_session(db: Path) -> Iterator[Mcp]:
+    with stdio(db, "--namespace", "ana", "--session", "s2", log=db.with_suffix(".2.log")) as mcp:
+        yield mcp
+
+
+def library(db: Path) -> trove.Store:
+    return trove.open(db, embedder=None)  # another connection, as another process would
+
+
+# --- the tools --------------------------------------------------------------------------
+
+
+def test_tools_have_schemas_descriptions_and_hints(ana: Mcp) -> None:
+    tools = ana.tools()
+    assert set(tools) == ALL_TOOLS
+    write = tools["knowledge_write"]
+    properties = write.input_schema["properties"]
+    assert write.input_schema["required"] == ["text"]
+    assert {"text", "scope", "dedupe_key", "tags", "ttl_seconds"} <= set(properties)
+    assert not {"namespace", "author_tier", "session"} & set(properties)
+    assert all(p.get("description") for p in properties.values())
+    assert (
+        "dedupe_key" in write.description or "replaces" in properties["dedupe_key"]["description"]
+    )
+    assert "cursor" in tools["knowledge_list"].description
+    assert "expand" in tools["knowledge_search"].input_schema["properties"]
+    for name in ("knowledge_search", "knowledge_get", "knowledge_list"):
+        assert tools[name].annotations.read_only_hint is True
+    for name in ("knowledge_write", "knowledge_update", "knowledge_delete"):
+        hints = tools[name].annotations
+        assert hints.read_only_hint is False and hints.destructive_hint is True
+    assert tools["knowledge_link"].annotations.destructive_hint is False
+
+
+def test_an_agent_writes_a_memory_and_finds_it(ana: Mcp) -> None:
+    written = ana.call(
+        "knowledge_write",
+        text="Ana prefers green tea in the afternoon",
+        title="Ana's drink",
+        tags=["preference"],
+        importance=0.8,
+    )
+    results = ana.call("knowledge_search", query="what does ana like to drink")["results"]
+    assert results[0]["id"] == written["id"]
+    assert results[0]["title"] == "Ana's drink" and "snippet" in results[0]
+    doc = ana.call("knowledge_get", id=written["id"])
+    assert doc["text"] == "Ana prefers green tea in the afternoon"
+    assert (doc["namespace"], doc["author_tier"], doc["importance"]) == ("ana", "llm", 0.8)
+
+
+def test_the_model_cannot_choose_namespace_or_author_tier(ana: Mcp, db: Path) -> None:
+    doc_id = ana.call(
+        "knowledge_write", text="planted for bo", namespace="bo", author_tier="human"
+    )["id"]
+    with library(db) as kb:
+        doc = kb.get(doc_id)
+        assert doc is not None and (doc.namespace, doc.author_tier) == ("ana", "llm")
+        assert kb.workspace("bo").search("planted") == []
+        assert kb.workspace("bo").list().items == []
+
+
+def test_session_items_are_invisible_to_other_sessions(ana: Mcp, ana_other_session: Mcp) -> None:
+    note = ana.call("knowledge_write", text="scratch: the staging password", scope="session")
+    assert ana.call("knowledge_get", id=note["id"])["scope"] == "session"
+    other = ana_other_session
+    assert other.fail("knowledge_get", id=note["id"]).endswith(
+        f"not_found: no item with id {note['id']!r} (it may be deleted or expired)"
+    )
+    found = other.call("knowledge_search", query="staging password")["results"]
+    assert note["id"] not in [r["id"] for r in found]
+    listed = other.call("knowledge_list", scope=["session"])["items"]
+    assert note["id"] not in [d["id"] for d in listed]
+    # The same text in the other session is its own item, not a clash with the first.
+    twin = other.call("knowledge_write", text="scratch: the staging password", scope="session")
+    assert twin["id"] != note["id"]
+
+
+def test_global_items_are_read_but_not_written_without_the_right(ana: Mcp) -> None:
+    results = ana.call("knowledge_search", query="office wifi", mode="keyword")["results"]
+    assert [r["scope"] for r in results] == ["global"]
+    message = ana.fail("knowledge_write", text="a global claim", scope="global")
+    assert "forbidden: this caller may not write global items" in message
+    message = ana.fail("knowledge_update", id=results[0]["id"], text="hacked")
+    assert "forbidden" in message
+
+
+def test_an_expired_item_is_not_found_by_id_but_listed_as_expired(ana: Mcp, db: Path) -> None:
+    with library(db) as kb:
+        old = kb.workspace("ana").list(limit=1000).items
+    [expired] = [d for d in old if d.dedupe_key == "old"]
+    assert "not_found" in ana.fail("knowledge_get", id=expired.id)
+    listed = {d["id"]: d for d in ana.call("knowledge_list", limit=100)["items"]}
+    assert listed[expired.id]["expired"] is True
+
+
+def test_update_keeps_the_id_and_cannot_change_scope(ana: Mcp) -> None:
+    first = ana.call("knowledge_write", text="timezone: UTC", dedupe_key="user:tz")
+    again = ana.call("knowledge_write", text="timezone: CET", dedupe_key="user:tz")
+    assert again["id"] == first["id"]
+    updated = ana.call("knowledge_update", id=first["id"], text="timezone: JST", scope="global")
+    assert updated == {"id": first["id"]}
+    doc = ana.call("knowledge_get", id=first["id"])
+    assert (doc["text"], doc["scope"], doc["dedupe_key"]) == (
+        "timezone: JST",
+        "workspace",
+        "user:tz",
+    )
+
+
+def test_list_pages_with_a_cursor(ana: Mcp) -> None:
+    ids = [
+        ana.call("knowledge_write", text=f"paged note {i}", tags=["paged"])["id"] for i in range(5)
+    ]
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = ana.call("knowledge_list", limit=2, **({"cursor": cursor} if cursor else {}))
+        seen += [d["id"] for d in page["items"]]
+        cursor = page.get("cursor")
+        if cursor is None:
+            break
+    assert seen[:5] == ids[::-1]
+
+
+def test_link_expand_and_delete(ana: Mcp) -> None:
+    decision = ana.call("knowledge_write", text="decision: move the cache in process")["id"]
+    evidence = ana.call("knowledge_write", text="p99 fell from 40 ms to 3 ms")["id"]
+    edge = ana.call("knowledge_link", src=decision, dst=evidence, type="derived_from")
+    assert (edge["src"], edge["dst"], edge["type"]) == (decision, evidence, "derived_from")
+    # Keyword mode: the hash test embedder finds some likeness in anything.
+    query = {"query": "cache decision", "mode": "keyword"}
+    assert evidence not in [r["id"] for r in ana.call("knowledge_search", **query)["results"]]
+    results = ana.call("knowledge_search", expand=1, **query)["results"]
+    linked = {r["id"]: r.get("linked_from") for r in results}
+    assert linked[evidence]["doc_id"] == decision
+    assert ana.call("knowledge_delete", id=evidence) == {"id": evidence, "deleted": True}
+    assert "not_found" in ana.fail("knowledge_get", id=evidence)
+
+
+def test_bad_arguments_get_a_readable_error(ana: Mcp) -> None:
+    assert "limit" in ana.fail("knowledge_search", query="x", limit=500)
+    assert "mode" in ana.fail("knowledge_search", query="x", mode="fuzzy")
+    assert "invalid_query" in ana.fail("knowledge_list", cursor="garbage!")
+    assert "not_found" in ana.fail("knowledge_link", src="nope", dst="nada")
+
+
+def test_denied_writes_and_deletes_are_not_offered(tmp_path: Path) -> None:
+    with stdio(tmp_path / "kb.db", "--deny-write", "--deny-delete", log=tmp_path / "log") as mcp:
+        assert set(mcp.tools()) == {"knowledge_search", "knowledge_get", "knowledge_list"}
+        assert "Unknown tool" in mcp.fail("knowledge_write", text="x")
+
+
+# --- streamable HTTP --------------------------------------------------------------------
+
+TOKEN = "mcp-http-token-0123456789"
+
+
+def test_streamable_http_needs_a_token_and_gives_each_session_its_own(
+    tmp_path: Path, serve: Serve
+) -> None:
+    config = ServerConfig.from_dict(
+        {"tokens": [{"token": TOKEN, "namespace": "team"}]}, origin="test"
+    )
+    with trove.open(tmp_path / "kb.db", embedder="hash:64") as kb:
+        app = RequireToken(create_server(kb, config).streamable_http_app(), config)
+        with serve(app) as url:
+            assert httpx2.post(f"{url}/mcp", json={}).status_code == 401
+
+            with over_http(f"{url}/mcp", TOKEN) as one, over_http(f"{url}/mcp", TOKEN) as two:
+                note = one.call("knowledge_write", text="http session note", scope="session")
+                shared = one.call("knowledge_write", text="http team note")
+                assert one.call("knowledge_get", id=note["id"])["namespace"] == "team"
+                assert "not_found" in two.fail("knowledge_get", id=note["id"])
+                assert two.call("knowledge_get", id=shared["id"])["text"] == "http team note"

@@ -1,0 +1,337 @@
+"""The PostgreSQL backend's own rules: connecting, its schema, its vectors, concurrent
+writers, a server restart mid-write. (Everything else runs in the conformance suite: the
+``kb`` and ``store_target`` fixtures put every store test on PostgreSQL too.)"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import trove
+from trove import EmbedderMismatch, NotATroveStore, SchemaTooNew, StoreError
+from trove.backends import postgres_text
+from trove.backends.postgres_schema import LATEST_VERSION
+from trove.backends.postgres_url import parse, redact
+
+SECRET = "s3cr3t-Pa55"
+ANIMALS = [
+    ("cats", "The cat sat on the warm mat and purred at the kitten."),
+    ("dogs", "A dog barked at the postman; puppies chase sticks in the park."),
+    ("rockets", "The rocket engine burns liquid oxygen and kerosene at launch."),
+]
+
+
+def schema_of(target: str) -> str:
+    return parse(target).schema
+
+
+def sql(pg_url: str, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        cur = conn.execute(query.encode(), params)
+        return list(cur.fetchall()) if cur.description else []
+
+
+# --- connecting ---------------------------------------------------------------------
+
+
+def _chain(exc: BaseException) -> str:
+    text = []
+    seen: BaseException | None = exc
+    while seen is not None:
+        text.append(f"{type(seen).__name__}: {seen}")
+        seen = seen.__cause__ or seen.__context__
+    return "\n".join(text)
+
+
+def test_unreachable_server_names_host_and_port_never_the_password(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now
+    caplog.set_level(logging.DEBUG)
+    started = time.monotonic()
+    with pytest.raises(StoreError, match=rf"127\.0\.0\.1:{port}") as err:
+        trove.open(f"postgresql://ana:{SECRET}@127.0.0.1:{port}/kb?connect_timeout=3")
+    assert time.monotonic() - started < 10
+    assert SECRET not in _chain(err.value)
+    assert SECRET not in caplog.text
+
+
+def test_a_server_that_never_answers_times_out() -> None:
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts the connection (kernel backlog) but never speaks
+    port = silent.getsockname()[1]
+    started = time.monotonic()
+    try:
+        with pytest.raises(StoreError, match=rf"127\.0\.0\.1:{port}") as err:
+            trove.open(f"postgresql://ana:{SECRET}@127.0.0.1:{port}/kb?connect_timeout=2")
+    finally:
+        silent.close()
+    assert time.monotonic() - started < 8
+    assert SECRET not in _chain(err.value)
+
+
+def test_wrong_password_is_refused_without_echoing_it(pg_url: str) -> None:
+    sql(pg_url, "DROP ROLE IF EXISTS trove_pw")
+    sql(pg_url, "CREATE ROLE trove_pw LOGIN PASSWORD 'right-one'")
+    host = parse(pg_url).conninfo.split("host=")[1].split("&")[0]
+    # Trust auth on the Unix socket accepts any password: over it, the role still works,
+    # and the password in the URL appears nowhere.
+    with trove.open(f"postgresql://trove_pw:{SECRET}@/postgres?host={host}&schema=pw") as kb:
+        assert SECRET not in repr(kb.backend.target.where)
+    sql(pg_url, "DROP SCHEMA pw CASCADE")
+    sql(pg_url, "DROP ROLE trove_pw")
+
+
+def test_redact_and_parse_keep_the_password_out() -> None:
+    url = f"postgresql://ana:{SECRET}@db.example:5433/kb?schema=notes&sslmode=require"
+    assert redact(url) == "postgresql://ana:***@db.example:5433/kb?schema=notes&sslmode=require"
+    target = parse(url)
+    assert target.schema == "notes" and "schema=" not in target.conninfo
+    assert target.where == "db.example:5433, database kb"
+    assert SECRET not in target.where and target.scrub(f"x {SECRET} y") == "x *** y"
+    with pytest.raises(StoreError, match="plain identifier"):
+        parse("postgresql://h/db?schema=bad;name")
+
+
+# --- the schema ---------------------------------------------------------------------
+
+
+def test_schema_records_its_migrations(pg_target: str, pg_url: str) -> None:
+    with trove.open(pg_target, embedder=None) as kb:
+        kb.add("x")
+        assert kb.stats().schema_version == LATEST_VERSION
+    rows = sql(pg_url, f"SELECT version, name FROM {schema_of(pg_target)}.trove_migrations")
+    assert [r[0] for r in rows] == list(range(1, LATEST_VERSION + 1))
+    assert rows[0][1] == "m001_initial"
+
+
+def test_newer_schema_is_refused_untouched(pg_target: str, pg_url: str) -> None:
+    with trove.open(pg_target, embedder=None) as kb:
+        doc_id = kb.add("kept")
+    schema = schema_of(pg_target)
+    sql(pg_url, f"INSERT INTO {schema}.trove_migrations (version, name) VALUES (%s, 'future')",
+        (LATEST_VERSION + 1,))
+    with pytest.raises(SchemaTooNew, match="upgrade trove"):
+        trove.open(pg_target, embedder=None)
+    assert sql(pg_url, f"SELECT id FROM {schema}.document") == [(doc_id,)]
+
+
+def test_foreign_schema_is_refused(pg_target: str, pg_url: str) -> None:
+    schema = schema_of(pg_target)
+    sql(pg_url, f"CREATE SCHEMA {schema}")
+    sql(pg_url, f"CREATE TABLE {schema}.customers (id int)")
+    with pytest.raises(NotATroveStore, match="not a trove store"):
+        trove.open(pg_target, embedder=None)
+    tables = sql(pg_url, "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,))
+    assert tables == [("customers",)]
+
+
+def test_stores_in_two_schemas_are_separate(pg_url: str) -> None:
+    with trove.open(f"{pg_url}&schema=one", embedder=None) as one, trove.open(
+        f"{pg_url}&schema=two", embedder=None
+    ) as two:
+        one.add("only in the first store", title="first")
+        assert two.search("first") == [] and two.stats().documents == 0
+        assert one.stats().documents == 1
+    sql(pg_url, "DROP SCHEMA one CASCADE")
+    sql(pg_url, "DROP SCHEMA two CASCADE")
+
+
+# --- vectors ------------------------------------------------------------------------
+
+
+def _load(kb: trove.Store) -> dict[str, str]:
+    return {t: kb.add(text, title=t, source="s", source_id=t) for t, text in ANIMALS}
+
+
+def _tables(pg_url: str, schema: str) -> list[str]:
+    rows = sql(pg_url, "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,))
+    return sorted(r[0] for r in rows if r[0].startswith("chunk_vec"))
+
+
+def test_vectors_live_in_an_hnsw_indexed_table(pg_target: str, pg_url: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        _load(kb)
+    schema = schema_of(pg_target)
+    rows = sql(pg_url, "SELECT indexdef FROM pg_indexes WHERE schemaname = %s", (schema,))
+    assert any("USING hnsw (embedding vector_cosine_ops)" in r[0] for r in rows)
+
+
+def test_reembed_switches_tables_and_drops_the_old_one(pg_target: str, pg_url: str) -> None:
+    with trove.open(pg_target, embedder="hash:32") as kb:
+        ids = _load(kb)
+        assert kb.reembed("hash:48") == 3
+        assert kb.stats().embedder["table"] == "chunk_vec_2"  # type: ignore[index]
+        assert kb.search("purring kitten mat", mode="semantic")[0].doc_id == ids["cats"]
+    assert _tables(pg_url, schema_of(pg_target)) == ["chunk_vec_2"]
+
+
+def test_reembed_missing_repairs_chunks_without_vectors(pg_target: str, pg_url: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        _load(kb)
+        schema = schema_of(pg_target)
+        sql(pg_url, f"DELETE FROM {schema}.chunk_vec_1 WHERE chunk_id = "
+            f"(SELECT min(id) FROM {schema}.chunk)")
+        assert kb.stats().vectors == 2
+        assert kb.reembed(missing=True) == 1
+        assert kb.stats().vectors == 3
+
+
+def test_other_embedder_is_refused_and_nothing_changes(pg_target: str) -> None:
+    with trove.open(pg_target, embedder="hash:32") as kb:
+        _load(kb)
+        before = kb.stats()
+    with pytest.raises(EmbedderMismatch, match=r"hash:32 \(32-d\).*reembed"):
+        trove.open(pg_target, embedder="hash:64")
+    with trove.open(pg_target) as kb:
+        assert kb.stats() == before
+
+
+# --- concurrency and failures -------------------------------------------------------
+
+_WRITER = textwrap.dedent(
+    """
+    import sys, trove
+    target, worker = sys.argv[1], int(sys.argv[2])
+    with trove.open(target, embedder="hash:64") as kb:
+        for i in range(40):
+            kb.add(f"note {i} from writer {worker}", source="w", source_id=f"{worker}-{i}")
+            kb.add(f"shared counter written by {worker} at {i}", dedupe_key="counter")
+    """
+)
+
+
+def test_concurrent_writers_in_several_processes(pg_target: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add("seed", dedupe_key="counter")  # the schema and the vector lock exist
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, pg_target, str(w)], stderr=subprocess.PIPE)
+        for w in range(4)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    with trove.open(pg_target) as kb:
+        stats = kb.stats()
+        assert stats.documents == 4 * 40 + 1
+        assert stats.chunks == stats.vectors == stats.documents
+        counter = kb.search("shared counter", mode="keyword", limit=5)
+        assert len(counter) == 1 and counter[0].title == ""
+        assert len(kb.search("note writer", mode="keyword", limit=200)) == 160
+
+
+def _restart(server: Any) -> None:
+    from pgserver import pg_ctl
+
+    pg_ctl(["-w", "restart", "-m", "fast"], pgdata=server.pgdata, user=server.system_user)
+    server.ensure_postgres_running()  # let pgserver see the new postmaster
+
+
+@pytest.fixture
+def restarts(pg_server: Any) -> Iterator[Any]:
+    yield pg_server
+    server_ok = False
+    for _ in range(30):
+        try:
+            psycopg.connect(pg_server.get_uri()).close()
+            server_ok = True
+            break
+        except psycopg.OperationalError:
+            time.sleep(0.5)
+    assert server_ok
+
+
+def test_server_restart_mid_ingest_leaves_no_half_document(
+    pg_target: str, restarts: Any
+) -> None:
+    docs = [
+        {"text": f"paragraph {i}\n\n" + "filler words here " * 150, "source": "r",
+         "source_id": str(i)}
+        for i in range(1500)
+    ]
+    failures: list[BaseException] = []
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        timer = threading.Timer(0.8, _restart, args=(restarts,))
+        timer.start()
+        try:
+            kb.add_many(docs, batch_size=50)
+        except StoreError as exc:
+            failures.append(exc)
+        timer.join()
+        assert failures, "the restart should have interrupted the load"
+        assert "PostgreSQL at socket" in str(failures[0])
+        # The same store carries on once the server is back.
+        stats = kb.stats()
+        assert stats.documents % 50 == 0  # whole batches only
+        assert stats.vectors == stats.chunks
+        schema = schema_of(pg_target)
+        bare = f"SELECT count(*) FROM {schema}.document d WHERE NOT EXISTS "
+        bare += f"(SELECT 1 FROM {schema}.chunk c WHERE c.doc_id = d.id)"
+        assert sql(restarts.get_uri(), bare) == [(0,)]
+        kb.add_many(docs, batch_size=200)
+        stats = kb.stats()
+        assert stats.documents == 1500 and stats.vectors == stats.chunks
+        one = kb.get(kb.search("paragraph 1499", mode="keyword")[0].doc_id)
+        assert one is not None and one.text == docs[1499]["text"]
+
+
+# --- text: quoting and the raw syntax -----------------------------------------------
+
+
+@given(st.lists(st.text(min_size=1, max_size=12).filter(lambda s: "\x00" not in s), min_size=1))
+def test_any_lexeme_survives_quoting(pg_url: str, lexemes: list[str]) -> None:
+    literal = postgres_text.tsvector(lexemes)
+    rows = sql(pg_url, "SELECT tsvector_to_array(%s::tsvector)", (literal,))
+    assert sorted(rows[0][0]) == sorted(set(lexemes))
+    rows = sql(pg_url, "SELECT %s::tsvector @@ %s::tsquery", (literal, postgres_text.or_query(lexemes)))
+    assert rows[0][0] is True
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("redis AND cache", "'redi' & 'cach'"),
+        ("redis OR kafka NOT cache", "'redi' | ('kafka') & !('cach')"),
+        ('"hit rate"', "'hit' <-> 'rate'"),
+        ("runn*", "'runn':*"),
+        ("NEAR(redis cache, 3)", "'redi' & 'cach'"),
+        ("title:redis", "'redi'"),
+    ],
+)
+def test_raw_queries_translate_to_tsquery(pg_url: str, raw: str, expected: str) -> None:
+    parsed = postgres_text.RawQuery(raw)
+    words = postgres_text.raw_words(parsed)
+    stems = {w: (("redi",) if w == "redis" else ("cach",) if w == "cache" else (w,)) for w in words}
+    query = parsed.tsquery(stems, cjk=False)
+    assert query is not None
+    normal = sql(pg_url, "SELECT %s::tsquery::text", (query,))[0][0]
+    assert normal == sql(pg_url, "SELECT %s::tsquery::text", (expected,))[0][0]
+
+
+@pytest.mark.parametrize("raw", ['"unterminated', "AND", "a OR", "(a", "a)", "NOT a", "a:", "$"])
+def test_bad_raw_syntax_is_invalid_query(raw: str) -> None:
+    with pytest.raises(trove.InvalidQuery, match="cannot parse"):
+        postgres_text.RawQuery(raw)
+
+
+def test_stats_json_is_serializable(pg_target: str) -> None:
+    with trove.open(pg_target, embedder=None) as kb:
+        kb.add("x")
+        json.dumps(kb.stats().to_dict())
