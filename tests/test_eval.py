@@ -91,7 +91,8 @@ def test_repeated_corpus_id_is_an_error_naming_it(tmp_path: Path) -> None:
     corpus = [*CORPUS, ("d2", "Again", "A second document with the id d2.")]
     root = write_beir(tmp_path / "dup", corpus=corpus)
     with pytest.raises(trove.InvalidInput, match=r"repeats the document id 'd2' \(line 5\)"):
-        trove.evaluate(root, modes=["keyword"])
+        trove.evaluate(root, modes=["keyword"], db=tmp_path / "kept.db")
+    assert not (tmp_path / "kept.db").exists()  # refused before anything was written
 
 
 def test_not_a_beir_folder(tmp_path: Path) -> None:

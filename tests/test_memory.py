@@ -278,3 +278,29 @@ def test_a_write_in_another_scope_never_takes_over_an_item(kb: trove.Store) -> N
     for scope in ("workspace", "session"):
         assert ops.add("rotate keys monthly", scope=scope) != fact
     assert kb.get(fact).scope == "global"  # type: ignore[union-attr]
+
+
+def test_workspace_items_keep_the_ids_existing_files_have(kb: trove.Store) -> None:
+    # Keying session and global items apart must not move workspace items: re-ingesting
+    # a folder into an existing file has to find the same documents.
+    assert kb.add("x", source="notes", source_id="a.md") == "37b1bf2fd7d7f5955c18"
+    assert kb.add("y", dedupe_key="k") == "a3354eb00b669708ba8e"
+
+
+def test_racing_writers_of_a_new_key_make_one_written_event(tmp_path) -> None:
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        events: list[dict] = []
+        kb.subscribe(events.append)
+        start = threading.Barrier(30)
+
+        def write(i: int) -> None:
+            start.wait()
+            kb.add(f"value {i}", dedupe_key="fresh")
+
+        threads = [threading.Thread(target=write, args=(i,)) for i in range(30)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert [e["kind"] for e in events].count("written") == 1
+        assert kb.stats().documents == 1

@@ -175,13 +175,13 @@ def evaluate(
     if db is None and modes == ["keyword"]:
         embedder = None  # a throwaway keyword-only store need not embed the corpus
     report = progress or (lambda stage, done, total: None)
+    docs = [_document(row) for row in beir.corpus()]  # a bad corpus fails before any write
     with contextlib.ExitStack() as stack:
         if db is None:
             # Closed (below, by the stack) before its folder is removed, even on Ctrl-C.
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="trove-eval-"))
             db = Path(folder) / "eval.db"
         kb = stack.enter_context(_open(db, embedder))
-        docs = [_document(row) for row in beir.corpus()]
         began = time.perf_counter()
         for start in range(0, len(docs), 256):
             kb.add_many(docs[start : start + 256])

@@ -24,6 +24,10 @@ from .errors import EmbedderMismatch, InvalidInput, NotFound
 from .models import Document
 from .timeutil import now, to_epoch
 
+# A copy into a store without vectors fills a fresh vector table and switches to it at the
+# end (PostgreSQL then builds its HNSW index once, far faster than row by row); the
+# table's name is kept here meanwhile, so an interrupted copy resumes into it.
+_PENDING = "migrate.vectors"
 # What must match for a destination document to count as already copied.
 _SAME = ("content_hash", "updated_at", "deleted_at", "expires_at", "title", "tags", "metadata")
 
@@ -84,7 +88,7 @@ def copy_backend(
     """The copy itself, between two open backends."""
     report = MigrateReport()
     lock = src.vector_lock()
-    table = _destination_table(lock, dst)
+    table, fresh = _destination_table(lock, dst)
     report.embedder = None if lock is None else lock.to_dict()
     copied_ids: list[str] = []
     after: str | None = None
@@ -103,23 +107,31 @@ def copy_backend(
                 stamp = to_epoch(edge.created_at) or now()
                 dst.put_edge(edge.src, edge.dst, edge.type, edge.weight, stamp)
                 report.edges += 1
+    if lock is not None and table is not None and fresh:
+        dst.finish_rebuild(EmbedderLock(lock.spec, lock.model_id, lock.dimension, table))
+        dst.set_meta(_PENDING, None)
     dst.vectors_reset()
     return report
 
 
-def _destination_table(lock: EmbedderLock | None, dst: Backend) -> str | None:
+def _destination_table(lock: EmbedderLock | None, dst: Backend) -> tuple[str | None, bool]:
+    """The vector table to fill, and whether it is a fresh one to switch to at the end."""
     if lock is None:
-        return None
+        return None, False
     existing = dst.vector_lock()
     if existing is None:
-        return dst.lock_vectors(lock.spec, lock.model_id, lock.dimension).table
+        pending = dst.get_meta(_PENDING)
+        if pending is None:
+            pending = dst.begin_rebuild(lock.dimension)
+            dst.set_meta(_PENDING, pending)
+        return pending, True
     if (existing.model_id, existing.dimension) != (lock.model_id, lock.dimension):
         raise EmbedderMismatch(
             f"the destination's vectors were made by {existing.model_id} "
             f"({existing.dimension}-d), the source's by {lock.model_id} ({lock.dimension}-d); "
             "copy into a new store, or reembed one of them first"
         )
-    return existing.table
+    return existing.table, False
 
 
 def _copy_batch(
@@ -135,19 +147,20 @@ def _copy_batch(
     report.unchanged += len(docs) - len(todo)
     if not todo:
         return
-    chunks = src.get_chunks([doc.id for doc in todo])
-    hashes = list(dict.fromkeys(row.text_hash for rows in chunks.values() for row in rows))
-    vectors = src.vectors_by_hash(lock.table, hashes) if lock is not None and hashes else {}
+    chunks = src.export_chunks([doc.id for doc in todo], None if lock is None else lock.table)
     with dst.transaction():
         for doc in todo:
             rows = chunks.get(doc.id, [])
             dst.put_document(doc)
-            _, ids = dst.replace_chunks(doc.id, rows)
+            _, ids = dst.replace_chunks(doc.id, [row for row, _ in rows])
             report.chunks += len(rows)
             if table is None:
                 continue
-            pairs = [(cid, vectors.get(r.text_hash)) for cid, r in zip(ids, rows, strict=True)]
-            pairs = [(cid, v) for cid, v in pairs if v is not None]
+            pairs = [
+                (cid, vector)
+                for cid, (_, vector) in zip(ids, rows, strict=True)
+                if vector is not None
+            ]
             if pairs:
                 matrix = np.stack([v for _, v in pairs]).astype(np.float32, copy=False)
                 dst.put_vectors(table, [cid for cid, _ in pairs], matrix)

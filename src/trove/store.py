@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 MODES = ("keyword", "semantic", "hybrid")
 # Hybrid: each retriever contributes its top documents to the fusion.
-_FUSION_DEPTH = 100
+_FUSION_DEPTH = 200
 # Convex weights (keyword, semantic), chosen on SciFact train (bench/quality.py --tune).
 KEYWORD_WEIGHT = 0.5
 
@@ -459,11 +459,14 @@ class Store:
     # --- folders ----------------------------------------------------------------------
 
     def ingest(self, path: str | os.PathLike[str], **options: Any) -> IngestReport:
-        """Store the files under ``path``; unchanged files are skipped by content hash.
+        """Store the files under ``path`` (Markdown, text, HTML, PDF, e-mail, JSON/JSONL);
+        unchanged files are skipped by content hash, renamed files keep their documents.
 
         Options: ``source`` (default: the folder's name), ``namespace``, ``include`` and
         ``exclude`` (glob patterns on the relative path), ``sync`` (tombstone documents
-        whose file is gone), ``max_bytes``, ``progress`` (called with each path).
+        whose file is gone), ``max_bytes``, ``follow_symlinks``, ``dry_run``, ``fields``
+        and ``records`` (the JSON field mapping), ``workers``, ``progress`` (called with
+        an ``IngestProgress``). See :func:`trove.ingest.walk.ingest`.
         """
         from .ingest.walk import ingest
 

@@ -201,6 +201,8 @@ def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
     dropped_ids: list[int] = []
     with backend.transaction():
         for plan in plans.values():
+            if plan.action != "unchanged":
+                _recheck(store, plan)  # another writer may have committed since we planned
             if plan.action == "unchanged":
                 continue
             backend.put_document(plan.doc, text=plan.reindex)
@@ -209,6 +211,12 @@ def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
                 dropped_ids.extend(dropped)
                 written_ids.extend(ids)
         if vectors is not None:
+            matrix = vectors.matrix
+            if len(matrix) != len(written_ids):  # a re-planned document brought new chunks
+                replanned = [row for plan in plans.values() for row in plan.chunks]
+                redo = store.vectors.vectors_for(replanned)
+                matrix = redo.matrix if redo is not None else matrix
+                vectors = Vectors(vectors.table, matrix)
             backend.put_vectors(vectors.table, written_ids, vectors.matrix)
     if vectors is not None:
         backend.vectors_changed(dropped_ids, written_ids, vectors.matrix)
@@ -216,6 +224,23 @@ def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
         if plan.action != "unchanged":
             store.notify("written" if plan.action == "added" else "updated", plan.doc)
     return [WriteResult(doc.id, plans[doc.id].action, len(plans[doc.id].chunks)) for doc in docs]
+
+
+def _recheck(store: Store, plan: _Plan) -> None:
+    """Inside the write transaction: correct a plan made before it against what is now
+    stored, so concurrent writers of one key get one ``added`` and consistent rows."""
+    current = store.backend.get_document(plan.doc.id, with_text=False)
+    if current is not None and current.deleted_at is None and _same(current, plan.doc):
+        plan.action = "unchanged"
+        return
+    plan.action = "added" if current is None else "restored" if current.deleted_at else "updated"
+    if current is not None:
+        plan.doc = replace(plan.doc, created_at=current.created_at)
+    if not plan.reindex and (
+        current is None or any(getattr(current, f) != getattr(plan.doc, f) for f in _INDEXED)
+    ):
+        plan.reindex = True
+        plan.chunks = chunk_rows(plan.doc, store.chunk_chars, store.chunk_overlap)
 
 
 @dataclass(frozen=True)

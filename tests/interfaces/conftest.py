@@ -9,7 +9,6 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import pytest
-import uvicorn
 
 Serve = Callable[[Any], AbstractContextManager[str]]
 
@@ -17,6 +16,8 @@ Serve = Callable[[Any], AbstractContextManager[str]]
 @contextmanager
 def serving(app: Any) -> Iterator[str]:
     """Serve an ASGI app on a free loopback port; yields its base URL."""
+    import uvicorn
+
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

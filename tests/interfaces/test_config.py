@@ -12,6 +12,7 @@ from trove.interfaces.cli import cli
 from trove.interfaces.config import ConfigError, ServerConfig, bearer_token
 
 TOKEN = "a-long-enough-token-123"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -30,12 +31,15 @@ def _indented(text: str) -> str:
     return textwrap.dedent("\n".join(lines))
 
 
-def test_the_documented_example_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_documented_example_loads_and_the_readme_shows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from trove.interfaces import config as module
 
     assert module.__doc__ is not None
-    block = module.__doc__.split("::\n", 1)[1]
-    example = _indented(block)
+    example = _indented(module.__doc__.split("::\n", 1)[1])
+    readme = README.read_text(encoding="utf-8").split("### Configuration file", 1)[1]
+    assert readme.split("```toml\n", 1)[1].split("```", 1)[0].strip() == example.strip()
     monkeypatch.setenv("TROVE_TOKEN_ANA", TOKEN)
     config = ServerConfig.load(write(tmp_path, example))
     assert (config.rights.namespace, config.rights.session) == ("default", "planning")

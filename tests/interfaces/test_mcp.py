@@ -9,8 +9,10 @@ from contextlib import AbstractContextManager, asynccontextmanager, contextmanag
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
+
+pytest.importorskip("mcp", reason="needs the mcp extra")
+import httpx2
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -111,7 +113,12 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def ana(db: Path) -> Iterator[Mcp]:
-    with stdio(db, "--namespace", "ana", "--session", "s1", log=db.with_suffix(".1.log")) as mcp:
+    # Through a config file shared with `trove serve`: its tokens are for HTTP callers;
+    # over stdio the caller is whoever started the process and gets the top-level rights.
+    config = db.with_name("trove.toml")
+    config.write_text('namespace = "ana"\n[[tokens]]\ntoken = "for-http-callers-only-123"\n')
+    args = ["--config", str(config), "--session", "s1"]
+    with stdio(db, *args, log=db.with_suffix(".1.log")) as mcp:
         yield mcp
 
 

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..errors import MissingDependency, StoreError
 
 try:
@@ -36,7 +38,7 @@ from .postgres_schema import LATEST_VERSION, current_version, ensure_vector_exte
 from .postgres_search import PostgresSearch
 from .postgres_text import esc, esc_opt, filterable, unesc
 from .postgres_url import PostgresTarget, parse
-from .postgres_vectors import PostgresVectors
+from .postgres_vectors import PostgresVectors, as_array, checked_table
 
 log = logging.getLogger(__name__)
 
@@ -190,11 +192,11 @@ class PostgresBackend(PostgresVectors, PostgresSearch):
             finally:
                 self._local.conn = None
 
-    def rows(self, query: Any, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def rows(self, query: Any, params: Any = ()) -> list[tuple[Any, ...]]:
         with self.conn() as conn:
             return list(conn.execute(query, params).fetchall())
 
-    def one(self, query: Any, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+    def one(self, query: Any, params: Any = ()) -> tuple[Any, ...] | None:
         with self.conn() as conn:
             row = conn.execute(query, params).fetchone()
         return None if row is None else tuple(row)
@@ -293,17 +295,31 @@ class PostgresBackend(PostgresVectors, PostgresSearch):
         self._written()
         return dropped, ids
 
-    def get_chunks(self, doc_ids: Sequence[str]) -> dict[str, list[ChunkRow]]:
-        """The stored chunks of documents, in order (for copying a store)."""
-        found: dict[str, list[ChunkRow]] = {}
-        for doc_id, idx, start, end, heading, head, text, digest in self.rows(
-            "SELECT doc_id, idx, start_char, end_char, heading, head, text, text_hash "
-            "FROM chunk WHERE doc_id = ANY(%s) ORDER BY doc_id, idx",
-            ([esc(i) for i in doc_ids],),
+    def export_chunks(
+        self, doc_ids: Sequence[str], table: str | None
+    ) -> dict[str, list[tuple[ChunkRow, np.ndarray | None]]]:
+        """The stored chunks of documents in order, each with its vector from ``table``
+        (None where it has none): what copying a store needs."""
+        vector = (
+            sql.SQL("(SELECT v.embedding FROM {} v WHERE v.chunk_id = c.id)").format(
+                sql.Identifier(checked_table(table))
+            )
+            if table
+            else sql.SQL("NULL::vector")
+        )
+        query = sql.SQL(
+            "SELECT c.doc_id, c.idx, c.start_char, c.end_char, c.heading, c.head, c.text, "
+            "c.text_hash, {} FROM chunk c WHERE c.doc_id = ANY(%s) ORDER BY c.doc_id, c.idx"
+        ).format(vector)
+        found: dict[str, list[tuple[ChunkRow, np.ndarray | None]]] = {}
+        for doc_id, idx, start, end, heading, head, text, digest, embedding in self.rows(
+            query, ([esc(i) for i in doc_ids],)
         ):
             chunk = Chunk(index=idx, start=start, end=end, heading=unesc(heading))
             row = ChunkRow(chunk=chunk, head=unesc(head), text=unesc(text), text_hash=digest)
-            found.setdefault(unesc(doc_id), []).append(row)
+            found.setdefault(unesc(doc_id), []).append(
+                (row, None if embedding is None else as_array(embedding))
+            )
         return found
 
     def set_deleted(self, doc_id: str, when: float | None) -> bool:

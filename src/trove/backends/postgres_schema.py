@@ -102,15 +102,14 @@ ALTER TEXT SEARCH CONFIGURATION trove_words
 """
 
 
-def _run(script: str) -> Callable[[psycopg.Connection], None]:
-    def apply(conn: psycopg.Connection) -> None:
-        conn.execute(script)  # type: ignore[arg-type]  # a constant, no parameters
-
-    return apply
+def m001_initial(conn: psycopg.Connection) -> None:
+    conn.execute(M001)
 
 
-m001_initial = _run(M001)
-m002_text_search = _run(M002)
+def m002_text_search(conn: psycopg.Connection) -> None:
+    conn.execute(M002)
+
+
 MIGRATIONS: list[Callable[[psycopg.Connection], None]] = [m001_initial, m002_text_search]
 LATEST_VERSION = len(MIGRATIONS)
 # Any constant of ours: the advisory lock that serializes migrations of one schema.

@@ -161,9 +161,13 @@ class PostgresSearch:
             "WITH ranked AS ({ranked}) SELECT r.id, r.score, " + _CHUNK_FIELDS + ", "
             "coalesce({where}, false) FROM ranked r JOIN chunk c ON c.id = r.id "
             "JOIN document d ON d.id = c.doc_id ORDER BY r.score DESC, r.id"
-        ).format(ranked=ranked_sql, where=sql.SQL(where))  # type: ignore[arg-type]
+        ).format(ranked=ranked_sql, where=sql.SQL(where))
         while True:
-            rows = self.rows(query, [*ranking, window, *params])
+            with self.transaction(), self.conn() as conn:
+                # The GIN index answers an OR of lexemes exactly, so its bitmap scan needs
+                # no recheck; a sequential scan would read (detoast) each vector twice.
+                conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
+                rows = conn.execute(query, [*ranking, window, *params]).fetchall()
             ranked, allowed = split_rows(rows)
             hits = collapse(ranked, allowed, limit)
             if len(hits) >= limit or len(rows) < window:
@@ -312,14 +316,16 @@ class PostgresSearch:
             needles += [t for t in texts if has_cjk(t)]
         rows = self.rows("SELECT id, text FROM chunk WHERE id = ANY(%s)", (list(chunk_ids),))
         texts_by_id = {int(cid): _unesc(text) for cid, text in rows}
-        tokens = {w for text in texts_by_id.values() for _, _, w in text_index.word_spans(text)}
-        stems = self.stems([*words, *tokens]) if words else {}
-        wanted = {lex for w in words for lex in stems.get(w, ())}
+        query_stems = self.stems(words) if words else {}
+        wanted = {lex for w in words for lex in query_stems.get(w, ())}
+        tokens = {cid: text_index.candidate_spans(t, wanted) for cid, t in texts_by_id.items()}
+        maybe = {w for spans in tokens.values() for _, _, w in spans}
+        stems = self.stems(sorted(maybe)) if maybe else {}
         found = {}
         for cid, text in texts_by_id.items():
             spans: list[tuple[int, int]] = []
             if wanted:
-                spans += text_index.mark_spans(text, lambda w: stems.get(w, ()), wanted)
+                spans += text_index.mark_spans(tokens[cid], stems, wanted)
             if needles:
                 spans += snippet.substring_intervals(text, needles)
             found[cid] = snippet.make(text, spans)
@@ -330,7 +336,8 @@ class PostgresSearch:
     def put_edge(self, src: str, dst: str, type: str, weight: float, now: float) -> None:
         with self.transaction(), self.conn() as conn:
             conn.execute(
-                "INSERT INTO edge (src, dst, type, weight, created_at) VALUES (%s, %s, %s, %s, %s) "
+                "INSERT INTO edge (src, dst, type, weight, created_at) "
+                "VALUES (%s, %s, %s, %s, %s) "
                 "ON CONFLICT (src, dst, type) DO UPDATE SET weight = excluded.weight",
                 (esc(src), esc(dst), esc(type), weight, now),
             )

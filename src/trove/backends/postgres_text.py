@@ -12,10 +12,11 @@ Everything that reaches PostgreSQL's text-search syntax is built here from lexem
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,8 +90,16 @@ def words(text: str) -> list[str]:
 
 def word_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, folded word) for each word of ``text`` outside CJK runs."""
-    masked = _CJK_SEGMENT.sub(lambda m: " " * len(m.group()), text)
-    return [(m.start(), m.end(), fold(m.group())) for m in WORD.finditer(masked)]
+    if has_cjk(text):
+        text = _CJK_SEGMENT.sub(lambda m: " " * len(m.group()), text)
+    lowered = text.lower()
+    if len(lowered) != len(text):  # lower() changed lengths (rare): fold word by word
+        return [(m.start(), m.end(), fold(m.group())) for m in WORD.finditer(text)]
+    return [
+        (m.start(), m.end(), w if w.isascii() else fold(w))
+        for m in WORD.finditer(lowered)
+        for w in (m.group(),)
+    ]
 
 
 def grams(text: str) -> list[str]:
@@ -335,8 +344,30 @@ def raw_words(raw: RawQuery) -> list[str]:
     return list(dict.fromkeys(w for p in raw.phrases() for w in words(p.text)))
 
 
+def candidate_spans(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
+    """(start, end, folded word) for the words of ``text`` that may stem to a wanted
+    lexeme. English stemming rewrites endings, so a word and its stem share their first
+    letters; only words that start like a wanted lexeme are worth asking the server about.
+    """
+    heads = {lexeme[:3] for lexeme in wanted if lexeme}
+    if not heads:
+        return []
+    if not text.isascii():
+        return [span for span in word_spans(text) if span[2][:3] in heads]
+    pattern = _starting_with(frozenset(heads))
+    return [(m.start(), m.end(), m.group()) for m in pattern.finditer(text.lower())]
+
+
+@functools.lru_cache(maxsize=256)
+def _starting_with(heads: frozenset[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(h) for h in sorted(heads, key=len, reverse=True))
+    return re.compile(rf"(?<![^\W_])(?:{alternatives})[^\W_]*")
+
+
 def mark_spans(
-    text: str, lexemes_of: Callable[[str], Sequence[str]], wanted: set[str]
+    spans: Iterable[tuple[int, int, str]],
+    lexemes_of: Mapping[str, Sequence[str]],
+    wanted: set[str],
 ) -> list[tuple[int, int]]:
-    """Character spans of the words of ``text`` whose lexemes include a wanted one."""
-    return [(s, e) for s, e, w in word_spans(text) if wanted.intersection(lexemes_of(w))]
+    """The spans whose word stems to a wanted lexeme."""
+    return [(s, e) for s, e, w in spans if w in lexemes_of and wanted.intersection(lexemes_of[w])]

@@ -105,7 +105,7 @@ class PostgresVectors:
         """Index ``lock.table``, make it the active vectors and drop the old ones, atomically."""
         with self.transaction(), self.conn() as conn:
             old = self.vector_lock()
-            self._index(conn, _checked(lock.table), lock.dimension)
+            self._index(conn, checked_table(lock.table), lock.dimension)
             self.set_meta(_LOCK_KEY, json.dumps(lock.to_dict()))
             if old is not None and old.table != lock.table:
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(old.table)))
@@ -151,7 +151,7 @@ class PostgresVectors:
                 sql.SQL(
                     "INSERT INTO {} (chunk_id, embedding) VALUES (%s, %s) "
                     "ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding"
-                ).format(sql.Identifier(_checked(table))),
+                ).format(sql.Identifier(checked_table(table))),
                 [(int(cid), rows[i]) for i, cid in enumerate(chunk_ids)],
             )
 
@@ -163,10 +163,10 @@ class PostgresVectors:
             sql.SQL(
                 "SELECT DISTINCT ON (c.text_hash) c.text_hash, v.embedding FROM chunk c "
                 "JOIN {} v ON v.chunk_id = c.id WHERE c.text_hash = ANY(%s)"
-            ).format(sql.Identifier(_checked(table))),
+            ).format(sql.Identifier(checked_table(table))),
             (list(text_hashes),),
         )
-        return {str(digest): _array(vector) for digest, vector in rows}
+        return {str(digest): as_array(vector) for digest, vector in rows}
 
     def chunks_without_vectors(
         self, table: str, *, batch: int = 256
@@ -175,7 +175,7 @@ class PostgresVectors:
         query = sql.SQL(
             "SELECT c.id, c.head, c.text FROM chunk c WHERE c.id > %s AND NOT EXISTS "
             "(SELECT 1 FROM {} v WHERE v.chunk_id = c.id) ORDER BY c.id LIMIT %s"
-        ).format(sql.Identifier(_checked(table)))
+        ).format(sql.Identifier(checked_table(table)))
         after = 0
         while True:
             rows = [
@@ -192,7 +192,7 @@ class PostgresVectors:
         if lock is None:
             return 0
         row = self.one(
-            sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(_checked(lock.table)))
+            sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(checked_table(lock.table)))
         )
         return int(row[0]) if row else 0
 
@@ -214,15 +214,17 @@ class PostgresVectors:
             return []
         vector = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
         where, params = filter_sql(filters, now)
-        table = sql.Identifier(_checked(lock.table))
+        table = sql.Identifier(checked_table(lock.table))
         indexed = lock.dimension <= _MAX_INDEXED_DIMENSION
-        window = max(limit * 8, 100)
+        # An index scan costs about its ef_search: start with a window that usually holds
+        # `limit` documents (a few chunks each) and widen only when it does not.
+        window = max(limit * 2, 40)
         while indexed and window <= _MAX_EF_SEARCH:
             rows = self._nearest(table, vector, window, where, params)
             hits = collapse(*split_rows(rows), limit)
             if len(hits) >= limit or len(rows) < window:
                 return hits
-            window *= 8
+            window *= 4
         # Too few of the nearest chunks pass the filter: rank exactly those that do.
         window = max(limit * 8, 100)
         while True:
@@ -246,7 +248,7 @@ class PostgresVectors:
             "SELECT a.chunk_id, 1 - a.dist, c.doc_id, c.idx, c.start_char, c.end_char, "
             "c.heading, coalesce({where}, false) FROM ann a JOIN chunk c ON c.id = a.chunk_id "
             "JOIN document d ON d.id = c.doc_id ORDER BY a.dist, a.chunk_id"
-        ).format(table=table, where=sql.SQL(where))  # type: ignore[arg-type]
+        ).format(table=table, where=sql.SQL(where))
         with self.transaction(), self.conn() as conn:
             # The index returns at most ef_search rows; the setting ends with the transaction.
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(window),))
@@ -266,18 +268,18 @@ class PostgresVectors:
             "c.end_char, c.heading, true FROM {table} v JOIN chunk c ON c.id = v.chunk_id "
             "JOIN document d ON d.id = c.doc_id WHERE {where} "
             "ORDER BY (v.embedding <=> %s) + 0, v.chunk_id LIMIT %s"
-        ).format(table=table, where=sql.SQL(where))  # type: ignore[arg-type]
+        ).format(table=table, where=sql.SQL(where))
         return self.rows(query, [vector, *params, vector, window])
 
 
-def _checked(table: str) -> str:
+def checked_table(table: str) -> str:
     """A vector table name from the lock: only ever ``chunk_vec_N``."""
     if not _TABLE.fullmatch(table):
         raise StoreError(f"{table!r} is not a trove vector table")
     return table
 
 
-def _array(value: Any) -> np.ndarray:
+def as_array(value: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value.astype(np.float32, copy=False)
     return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, np.float32)

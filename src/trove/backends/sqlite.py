@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+import numpy as np
 
 from ..errors import InvalidQuery, NotATroveStore, SchemaTooNew, StoreError
 from ..models import Chunk, Document
@@ -210,17 +211,25 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
                 ids.append(self.conn.last_insert_rowid())
             return dropped, ids
 
-    def get_chunks(self, doc_ids: Sequence[str]) -> dict[str, list[ChunkRow]]:
-        """The stored chunks of documents, in order (for copying a store)."""
+    def export_chunks(
+        self, doc_ids: Sequence[str], table: str | None
+    ) -> dict[str, list[tuple[ChunkRow, np.ndarray | None]]]:
+        """The stored chunks of documents in order, each with its vector from ``table``
+        (None where it has none): what copying a store needs."""
+        vector = f"(SELECT embedding FROM {table} v WHERE v.rowid = c.id)" if table else "NULL"
         rows = self.conn.execute(
-            "SELECT doc_id, idx, start_char, end_char, heading, head, text, text_hash "
-            "FROM chunk WHERE doc_id IN (SELECT value FROM json_each(?)) ORDER BY doc_id, idx",
+            "SELECT c.doc_id, c.idx, c.start_char, c.end_char, c.heading, c.head, c.text, "
+            f"c.text_hash, {vector} FROM chunk c "
+            "WHERE c.doc_id IN (SELECT value FROM json_each(?)) ORDER BY c.doc_id, c.idx",
             (json.dumps(list(doc_ids)),),
         )
-        found: dict[str, list[ChunkRow]] = {}
-        for doc_id, idx, start, end, heading, head, text, digest in rows:
+        found: dict[str, list[tuple[ChunkRow, np.ndarray | None]]] = {}
+        for doc_id, idx, start, end, heading, head, text, digest, blob in rows:
             chunk = Chunk(index=idx, start=start, end=end, heading=heading)
-            found.setdefault(str(doc_id), []).append(ChunkRow(chunk, head, text, digest))
+            embedding = None if blob is None else np.frombuffer(blob, dtype=np.float32)
+            found.setdefault(str(doc_id), []).append(
+                (ChunkRow(chunk, head, text, digest), embedding)
+            )
         return found
 
     def iter_documents(self, *, after: str | None, limit: int) -> list[Document]:
@@ -307,7 +316,7 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
     ) -> list[KeywordHit]:
         # Rank chunks inside FTS5 alone (its fast path), then filter and collapse them to
         # documents; if the filter leaves too few documents, widen the window and retry.
-        window = max(limit * 8, 100)
+        window = max(limit * 3, 50)  # chunks per document are few; widened if short
         while True:
             try:
                 ranked = [

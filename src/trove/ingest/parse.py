@@ -2,7 +2,8 @@
 
 Markdown and text cost less to parse than to hand to another process, so they are read
 inline; HTML, PDF and mail are CPU-bound and go to worker processes when there are
-enough of them to repay the pool's start-up (see bench/ingest.py for the figures).
+enough of them to repay the pool's start-up and a core is free for it (bench/ingest.py
+--formats measures both ways; on 2 shared cores, inline won).
 Results come back in submission order, with a bounded number in flight, so memory is
 bounded and the report is the same on every run.
 """
@@ -21,8 +22,9 @@ from typing import Any, Generic, TypeVar
 from ..errors import MissingDependency
 from .readers import BY_NAME, Corrupt, ReadOptions, Record, RecordError, Unreadable
 
-# Fewer heavy files than this are parsed inline: a spawned worker takes ~0.5 s to start.
-POOL_MIN_FILES = 16
+# Fewer heavy files than this are parsed inline: spawned workers take ~1 s to start
+# (each imports trove and the format's library), the cost of parsing ~100 PDFs.
+POOL_MIN_FILES = 100
 T = TypeVar("T")
 
 
@@ -50,7 +52,9 @@ def parse(format_name: str, rel: str, data: bytes, options: ReadOptions) -> Pars
 
 
 def default_workers() -> int:
-    return max(1, min(8, os.cpu_count() or 1))
+    """One worker per core but one: the main process reads, hashes and writes meanwhile.
+    On 2 cores that is no pool at all, which is what measured fastest there."""
+    return max(1, min(8, (os.cpu_count() or 1) - 1))
 
 
 class Parser(Generic[T]):

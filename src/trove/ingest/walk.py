@@ -196,6 +196,7 @@ class _Run:
         self.renamed: dict[str, str] = {}  # old path -> new path
         self.links: dict[str, tuple[str, ...]] = {}
         self.written: set[str] = set()  # doc ids written in this run
+        self.parser: Parser[_Job] = Parser(workers, heavy_files=0)
         self.total = 0
         self.done = 0
         self.documents = 0
@@ -220,8 +221,10 @@ class _Run:
         self._find_gone({e.rel for e in listing.files}, only)
         self.total = len(listing.files)
         self._progress("")
-        heavy = sum(1 for e in listing.files if (f := format_for(e.rel)) and f.heavy)
-        self.parser: Parser[_Job] = Parser(self.workers, heavy)
+        # The pool starts only if enough heavy files are listed to repay its start-up.
+        self.parser.heavy_left = sum(
+            1 for e in listing.files if (f := format_for(e.rel)) and f.heavy
+        )
         try:
             for entry in listing.files:
                 self._file(entry)
@@ -332,6 +335,8 @@ class _Run:
             self.seen.add(rel)
             self.report.unchanged += 1
             return True
+        if not fmt.container and rel not in known.by_file:
+            return False  # never stored: no need to look up a recorded hash
         if known.file_hash(rel) != digest:
             return False
         live = known.live(rel)

@@ -17,6 +17,7 @@ from rich.text import Text
 
 import trove
 
+from ..backends.postgres_url import is_postgres, redact
 from ..errors import TroveError
 from ..models import Hit
 from ..search import snippet
@@ -67,9 +68,9 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
     envvar="TROVE_DB",
-    help="Store file (default: $TROVE_DB, else trove.db in the user data directory).",
+    help="Store file or postgresql:// URL (default: $TROVE_DB, else trove.db in the user "
+    "data directory).",
 )
 @click.option(
     "--embedder",
@@ -79,10 +80,12 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
 )
 @click.version_option(trove.__version__, prog_name="trove")
 @click.pass_context
-def cli(ctx: click.Context, db: Path | None, embedder: str | None) -> None:
+def cli(ctx: click.Context, db: str | None, embedder: str | None) -> None:
     """trove: a local-first knowledge store. Keep documents, find them again."""
     chosen = embedder or "auto"
-    ctx.obj = {"db": db or default_db(), "embedder": None if chosen == "none" else chosen}
+    # A URL stays a string: Path() would fold the "//" of postgresql://.
+    target = db if db and is_postgres(db) else Path(db) if db else default_db()
+    ctx.obj = {"db": target, "embedder": None if chosen == "none" else chosen}
 
 
 @cli.command()
@@ -280,7 +283,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     """What the store holds."""
     with open_store(ctx) as kb:
         data = kb.stats().to_dict()
-    data["path"] = str(ctx.obj["db"])
+    data["path"] = redact(str(ctx.obj["db"]))
     if as_json:
         emit(data)
         return

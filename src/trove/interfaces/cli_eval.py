@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,21 +81,26 @@ def eval_command(
     if len(given) != 1:
         raise click.UsageError("give one of DATASET, --compare A B or --pairs FILE")
     quiet = as_json or not errors.is_terminal
+    # A terminated eval unwinds like Ctrl-C, so its temporary store is removed.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         if options["compare"]:
-            _compare(*options["compare"], options["measure"], chosen, modes_given(ctx), as_json)
+            first, second = options["compare"]
+            _compare(first, second, options["measure"], chosen, modes_given(ctx), as_json)
         elif options["pairs"]:
-            given = chosen if modes_given(ctx) else None
-            _pairs(ctx, options["pairs"], db, embedder, given, as_json, quiet)
+            asked = chosen if modes_given(ctx) else None
+            _pairs(ctx, options["pairs"], db, embedder, asked, as_json, quiet)
         else:
             assert dataset is not None
-            name = embedder or ctx.obj["embedder"] or "auto"
+            # eval's own --embedder, else the global one (None: keyword only).
+            model = ctx.obj["embedder"] if embedder is None else embedder
             with _bar(quiet) as progress:
                 run = evaluate(
                     dataset,
                     split=options["split"],
                     modes=chosen,
-                    embedder=None if name == "none" else name,
+                    embedder=None if model == "none" else model,
                     db=db,
                     progress=progress,
                 )
@@ -102,6 +109,10 @@ def eval_command(
             _print_run(run, as_json)
     except TroveError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def modes_given(ctx: click.Context) -> bool:

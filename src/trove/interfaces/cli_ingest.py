@@ -79,7 +79,7 @@ def ingest_options(func: F) -> F:
         click.option(
             "--workers",
             type=click.IntRange(min=1),
-            help="Processes parsing HTML, PDF and mail (default: one per core).",
+            help="Processes parsing HTML, PDF and mail (default: cores - 1; 1 = inline).",
         ),
     ]
     for option in reversed(options):
@@ -211,7 +211,7 @@ def _print_report(path: Path, report: IngestReport, stamp: str = "") -> None:
     problems = [("skipped", p, r) for p, r in report.skipped if r != UNSUPPORTED]
     problems += [("failed", p, r) for p, r in report.failed]
     for kind, where, reason in problems[:_SHOWN]:
-        errors.print(f"{kind} {where}: {reason}", highlight=False)
+        errors.print(f"{kind} {where}: {reason}", highlight=False, soft_wrap=True)
     if len(problems) > _SHOWN:
         errors.print(f"... and {len(problems) - _SHOWN} more (--json lists them all)")
     if unsupported:
@@ -219,11 +219,12 @@ def _print_report(path: Path, report: IngestReport, stamp: str = "") -> None:
         errors.print(
             f"skipped {sum(unsupported.values())} files of unsupported types ({kinds})",
             highlight=False,
+            soft_wrap=True,
         )
     for old, new in report.moved[:_SHOWN]:
-        errors.print(f"moved {old} -> {new}", highlight=False)
+        errors.print(f"moved {old} -> {new}", highlight=False, soft_wrap=True)
     prefix = f"{stamp} " if stamp else ""
-    console.print(f"{prefix}{path}: {report.summary()}", highlight=False)
+    console.print(f"{prefix}{path}: {report.summary()}", highlight=False, soft_wrap=True)
     if report.files and not stamp:
         rate = report.files / report.seconds if report.seconds else 0.0
         console.print(
@@ -231,4 +232,5 @@ def _print_report(path: Path, report: IngestReport, stamp: str = "") -> None:
             f"{report.seconds:.1f} s ({rate:,.0f} files/s)",
             style="dim",
             highlight=False,
+            soft_wrap=True,
         )

@@ -23,6 +23,7 @@ def server_options(func: F) -> F:
             "config_path",
             type=click.Path(dir_okay=False, exists=True, path_type=Path),
             envvar="TROVE_CONFIG",
+            show_envvar=True,
             help="Server configuration (TOML): workspace, rights, tokens. See the README.",
         ),
         click.option("--namespace", help="The workspace callers get (default: default)."),
@@ -43,9 +44,15 @@ def server_options(func: F) -> F:
         click.option(
             "--token",
             envvar="TROVE_TOKEN",
-            help="Require this bearer token (16+ characters) on HTTP requests.",
+            show_envvar=True,
+            help="Require this bearer token (16+ characters) on HTTP requests. Prefer the "
+            "variable: a command line is visible to other users.",
         ),
-        click.option("--max-body-bytes", type=click.IntRange(min=1), help="Largest request body."),
+        click.option(
+            "--max-body-bytes",
+            type=click.IntRange(min=1),
+            help="Largest request body (default: 1048576); larger ones get 413.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -69,9 +76,9 @@ def serve(ctx: click.Context, config_path: Path | None, **flags: Any) -> None:
         from .http import serve as run
 
         config.check_bind(config.host)
-        click.echo(
-            f"trove: serving {ctx.obj['db']} on http://{config.host}:{config.port}", err=True
-        )
+        where = f"http://{config.host}:{config.port}"
+        access = "token required" if config.tokens else "no token: open to every local user"
+        click.echo(f"trove: serving {ctx.obj['db']} on {where} ({access})", err=True)
         run(kb, config)
 
 

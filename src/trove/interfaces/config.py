@@ -2,9 +2,7 @@
 
 The file is TOML; every key is optional and command-line flags override it::
 
-    # The workspace of callers without a token of their own: the MCP server over stdio,
-    # and HTTP clients when no token is configured.
-    namespace = "default"      # fixed here: a caller (or a model) never chooses it
+    namespace = "default"      # the workspace of callers without a token of their own
     session = "planning"       # optional; without one each MCP connection gets its own
     allow_write = true         # false: no write/update/link (MCP hides those tools)
     allow_delete = true        # false: no delete (MCP hides knowledge_delete)
@@ -15,14 +13,14 @@ The file is TOML; every key is optional and command-line flags override it::
     port = 8765
     max_body_bytes = 1048576   # larger request bodies get 413 payload_too_large
 
-    # Bearer tokens. With any token configured, every HTTP request must carry one.
-    # A token's settings default to the top-level ones above.
+    # With any token configured, every HTTP request must carry one. A token's settings
+    # default to the top-level ones above.
     [[tokens]]
     name = "ana-laptop"              # shown in logs, never the secret
     token_env = "TROVE_TOKEN_ANA"    # or: token = "a literal secret, 16+ characters"
     namespace = "ana"
     allow_delete = false
-    author_tier = "explicit"         # HTTP writes: explicit (default) or human/derived
+    author_tier = "explicit"         # HTTP writes: explicit (default), human or derived
 
 MCP clients and approval: every tool is annotated for the client's approval flow —
 ``knowledge_search``/``_get``/``_list`` are ``readOnlyHint``; ``knowledge_write``,
@@ -44,12 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import TroveError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from ..errors import MissingDependency, TroveError
 
 DEFAULT_PORT = 8765
 DEFAULT_MAX_BODY = 1024 * 1024
@@ -97,6 +90,7 @@ class ServerConfig:
         """The configuration in ``path`` (TOML), or the defaults when ``path`` is None."""
         if path is None:
             return cls()
+        tomllib = _toml()
         try:
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except OSError as exc:
@@ -171,6 +165,19 @@ class ServerConfig:
                 "could read and change the store. Configure one (--token, $TROVE_TOKEN, "
                 "or [[tokens]] in the config file), or bind 127.0.0.1."
             )
+
+
+def _toml() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    try:  # pragma: no cover - Python 3.10
+        import tomli
+
+        return tomli
+    except ImportError:  # pragma: no cover
+        raise MissingDependency("tomli", "server", "reading a server config file") from None
 
 
 def is_loopback(host: str) -> bool:

@@ -1,12 +1,11 @@
 """One store shared by a server's request threads, and the error codes servers report.
 
-Both servers run request handlers on worker threads over one Store, that is one apsw
-connection, and that connection is not for concurrent use: apsw refuses a second thread
-while one is inside it (``ThreadingViolationError``, seen with 8 threads searching), and
-SQLite keeps one transaction per connection, not per thread, so a read during another
-thread's write would see its uncommitted rows. So handlers reach the store through a
-:class:`Guard`, one at a time; parsing and formatting still run in parallel. Other
-processes writing the same file are SQLite's business (WAL and the busy timeout).
+Both servers run request handlers on worker threads over one Store. The backend runs
+one SQL statement at a time and keeps a transaction to its thread, but a write is more
+than its transaction: it reads first (is this key taken? which chunks change?), commits,
+then updates the in-memory vector index. Two writes to one item could interleave those
+steps, and a search between them could see the rows without their vectors. So a
+:class:`Guard` lets searches and reads run together and a write run alone.
 """
 
 from __future__ import annotations
@@ -42,16 +41,12 @@ def error_code(exc: errors.TroveError) -> tuple[int, str]:
 
 
 class Guard:
-    """Hands out workspaces, one caller at a time.
-
-    ``read`` and ``write`` take the same lock today; they are kept apart so that a store
-    that can serve reads in parallel (a connection per thread) needs no change here.
-    """
+    """Hands out workspaces: reads share the store, a write has it to itself."""
 
     def __init__(self, store: Store, *, author_tier: str) -> None:
         self.store = store
         self.author_tier = author_tier
-        self._lock = threading.Lock()
+        self._lock = _ReadWriteLock()
 
     def workspace(self, rights: Rights, session: str | None = None) -> Workspace:
         """The caller's workspace; a session fixed by configuration wins over the request's."""
@@ -66,12 +61,55 @@ class Guard:
 
     @contextmanager
     def read(self, rights: Rights, session: str | None = None) -> Iterator[Workspace]:
-        with self._lock:
+        with self._lock.shared():
             yield self.workspace(rights, session)
 
     @contextmanager
     def write(self, rights: Rights, session: str | None = None) -> Iterator[Workspace]:
-        # Also makes a write's check-then-write steps (is this key taken? what changed?)
-        # one step as other requests see it.
-        with self._lock:
+        with self._lock.exclusive():
             yield self.workspace(rights, session)
+
+
+class _ReadWriteLock:
+    """Readers run together; a writer runs alone, and a waiting writer holds off new
+    readers (so a steady stream of searches cannot starve writes)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._waiting = 0
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            while self._writing or self._waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            self._waiting += 1
+            try:
+                while self._writing or self._readers:
+                    self._cond.wait()
+            except BaseException:  # interrupted while waiting: let held-off readers go on
+                self._waiting -= 1
+                self._cond.notify_all()
+                raise
+            self._waiting -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writing = False
+                self._cond.notify_all()

@@ -29,9 +29,6 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 AUTHOR_TIER = "explicit"
 SESSION_HEADER = "X-Trove-Session"
-# A too-large body is read and dropped up to this much so the client gets its 413
-# instead of a reset connection; past it the connection is simply closed.
-_DRAIN_MAX = 64 * 1024 * 1024
 _STATUS_CODES = {
     401: "unauthorized",
     404: "not_found",
@@ -39,7 +36,7 @@ _STATUS_CODES = {
     413: "payload_too_large",
 }
 
-Scope_ = Literal["workspace", "session", "global"]
+ItemScope = Literal["workspace", "session", "global"]
 
 
 # --- request bodies -----------------------------------------------------------------------
@@ -54,7 +51,7 @@ class _Body(BaseModel):
 class WriteBody(_Body):
     text: str = Field(description="The memory or document, stored and returned exactly.")
     title: str | None = None
-    scope: Scope_ | None = Field(
+    scope: ItemScope | None = Field(
         None,
         description="workspace (default): the namespace; session: only this session "
         f"({SESSION_HEADER} or the token's session); global: every namespace reads it, "
@@ -67,7 +64,7 @@ class WriteBody(_Body):
     metadata: dict[str, Any] | None = None
     importance: float | None = Field(None, description="Your own weight, e.g. 0..1.")
     ttl: float | None = Field(None, description="Seconds until the item expires.")
-    expires_at: str | None = Field(None, description="ISO-8601 expiry (instead of ttl).")
+    expires_at: str | float | None = Field(None, description="ISO-8601 expiry (or ttl).")
     source: str | None = None
     source_id: str | None = None
     doc_type: str | None = None
@@ -86,7 +83,7 @@ class UpdateBody(_Body):
     metadata: dict[str, Any] | None = Field(None, description="Replaces the metadata.")
     importance: float | None = None
     ttl: float | None = None
-    expires_at: str | None = None
+    expires_at: str | float | None = None
 
 
 class SearchBody(_Body):
@@ -95,7 +92,7 @@ class SearchBody(_Body):
     limit: int = Field(10, ge=0, le=1000)
     expand: int = Field(0, ge=0, le=3, description="Also return documents linked to hits.")
     explain: bool = False
-    scope: list[Scope_] | None = None
+    scope: list[ItemScope] | None = None
     source: list[str] | None = None
     doc_type: list[str] | None = None
     author: list[str] | None = None
@@ -176,7 +173,7 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     @app.get("/v1/items", tags=["read"])
     def list_items(
         who: Auth,
-        scope: Annotated[list[Scope_] | None, Query()] = None,
+        scope: Annotated[list[ItemScope] | None, Query()] = None,
         cursor: str | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 20,
         include_deleted: bool = False,
@@ -288,7 +285,7 @@ class BodyLimit:
         self.max_bytes = max_bytes
 
     def message(self, size: int | None) -> str:
-        got = "larger" if size is None else f"{size} bytes"
+        got = f"{size} bytes" if size is not None else f"over {self.max_bytes} bytes"
         return (
             f"request body is {got}; this server accepts at most {self.max_bytes} bytes "
             "(max_body_bytes in the server config, or --max-body-bytes)"
@@ -300,8 +297,7 @@ class BodyLimit:
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
-            if declared <= _DRAIN_MAX:
-                await _drain(receive)
+            # Refused unread: uvicorn discards the rest (curl and httpx both get the 413).
             response = error_response(413, "payload_too_large", self.message(declared))
             await response(scope, receive, send)
             return
@@ -327,10 +323,3 @@ def _content_length(scope: Scope) -> int | None:
             except ValueError:
                 return None
     return None
-
-
-async def _drain(receive: Receive) -> None:
-    while True:
-        message = await receive()
-        if message["type"] != "http.request" or not message.get("more_body"):
-            return

@@ -19,7 +19,7 @@ from ..errors import MissingDependency, TroveError
 from ..models import Document, Hit
 from ..store import Store
 from ..workspace import Workspace
-from .config import ServerConfig, bearer_token
+from .config import Rights, ServerConfig, bearer_token
 from .guard import Guard, error_code
 
 try:
@@ -27,6 +27,9 @@ try:
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
     from pydantic import Field
+    from starlette.datastructures import Headers
+    from starlette.responses import JSONResponse
+    from starlette.types import ASGIApp, Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise MissingDependency(exc.name or "mcp", "mcp", "trove mcp") from None
 
@@ -41,7 +44,7 @@ answering questions about past decisions, preferences, people or projects \
 than duplicated). The workspace is fixed by the server: you see only its items, items \
 of your own session, and global items."""
 
-Scope = Literal["workspace", "session", "global"]
+ItemScope = Literal["workspace", "session", "global"]
 Id = Annotated[str, Field(description="An item id, as returned by the other tools.")]
 Tags = Annotated[
     list[str] | None, Field(description="Labels, e.g. ['preference', 'project-apollo'].")
@@ -93,7 +96,7 @@ class KnowledgeTools:
         title: Annotated[str | None, Field(description="A short title for results.")] = None,
         tags: Tags = None,
         scope: Annotated[
-            Scope,
+            ItemScope,
             Field(
                 description="workspace: every session of this workspace sees it. session: "
                 "only this conversation. global: every workspace reads it (refused unless "
@@ -146,7 +149,7 @@ class KnowledgeTools:
             list[str] | None, Field(description="Only items that have all of these tags.")
         ] = None,
         scope: Annotated[
-            list[Scope] | None, Field(description="Only items of these scopes (default: all).")
+            list[ItemScope] | None, Field(description="Only items of these scopes (default: all).")
         ] = None,
         source: Annotated[list[str] | None, Field(description="Only these sources.")] = None,
         since: Annotated[
@@ -228,7 +231,7 @@ class KnowledgeTools:
         self,
         ctx: Context,
         scope: Annotated[
-            list[Scope] | None, Field(description="Only items of these scopes (default: all).")
+            list[ItemScope] | None, Field(description="Only items of these scopes (default: all).")
         ] = None,
         cursor: Annotated[
             str | None,
@@ -273,12 +276,14 @@ class KnowledgeTools:
 
     @contextmanager
     def _workspace(self, ctx: Context, *, write: bool = False) -> Iterator[Workspace]:
-        headers = ctx.headers or {}
-        # Over HTTP the transport has already refused a request without a valid token.
-        rights = self.config.authenticate(bearer_token(headers.get("authorization")))
-        if rights is None:
+        headers = ctx.headers
+        rights: Rights | None = self.config.rights
+        session = self.process_session
+        if headers is not None:  # HTTP; over stdio the caller is whoever started trove
+            rights = self.config.authenticate(bearer_token(headers.get("authorization")))
+            session = headers.get("mcp-session-id") or session
+        if rights is None:  # RequireToken refuses these before they get here
             raise ToolError("unauthorized: a valid bearer token is required")
-        session = headers.get("mcp-session-id") or self.process_session
         enter = self.guard.write if write else self.guard.read
         try:
             with enter(rights, session) as ws:
@@ -334,24 +339,17 @@ def run_http(store: Store, config: ServerConfig, *, log_level: str = "info") -> 
 class RequireToken:
     """Refuse HTTP requests without a valid bearer token when tokens are configured."""
 
-    def __init__(self, app: Any, config: ServerConfig) -> None:
+    def __init__(self, app: ASGIApp, config: ServerConfig) -> None:
         self.app = app
         self.config = config
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-            if self.config.authenticate(bearer_token(headers.get("authorization"))) is None:
-                from starlette.responses import JSONResponse
-
-                body = {
-                    "error": {
-                        "code": "unauthorized",
-                        "message": "a valid bearer token is required",
-                    }
-                }
-                response = JSONResponse(body, 401, headers={"WWW-Authenticate": "Bearer"})
-                await response(scope, receive, send)
+            authorization = Headers(scope=scope).get("authorization")
+            if self.config.authenticate(bearer_token(authorization)) is None:
+                error = {"code": "unauthorized", "message": "a valid bearer token is required"}
+                headers = {"WWW-Authenticate": "Bearer"}
+                await JSONResponse({"error": error}, 401, headers)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 

@@ -61,7 +61,7 @@ class SemanticSearcher:
         index = self._current()
         if limit <= 0 or len(index) == 0:
             return []
-        window = min(max(limit * 8, 100), _MAX_WINDOW)
+        window = min(max(limit * 3, 50), _MAX_WINDOW)
         while True:
             ids, scores = index.search(query, window)
             hits = self._collapse(ids, scores, filters, limit, now)

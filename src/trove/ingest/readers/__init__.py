@@ -8,6 +8,7 @@ hash the store already keeps; the others by a hash of the file the walk records.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -24,7 +25,7 @@ from .base import (
 from .html import read_html
 from .mail import read_eml, read_mbox
 from .markdown import read_markdown
-from .pdf import page_at, read_pdf
+from .pdf import page_at, pages_of, read_pdf
 from .records import read_json, read_jsonl
 from .text import read_text
 
@@ -62,7 +63,8 @@ CONTAINER_SUFFIXES = tuple(s for f in FORMATS if f.container for s in f.suffixes
 
 def format_for(path: str | PurePath) -> Format | None:
     """The format of a file, by its suffix (case-insensitive), or None if unknown."""
-    suffix = PurePath(path).suffix.lower()
+    # os.path, not PurePath: this runs once per file of every run, unchanged ones too.
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
     return BY_SUFFIX.get(suffix)
 
 
@@ -94,5 +96,6 @@ __all__ = [
     "decode_text",
     "format_for",
     "page_at",
+    "pages_of",
     "split_source_id",
 ]

@@ -24,6 +24,7 @@ from typing import IO, Any
 from .base import Corrupt, ReadOptions, Record, RecordError, Unreadable
 
 _MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
+_ESCAPED_FROM = re.compile(rb">+From ")
 # Tags whose text starts on a new line.
 _BLOCKS = frozenset(
     """address article aside blockquote br dd div dl dt figure figcaption footer form h1 h2
@@ -89,6 +90,8 @@ def split_mbox(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | RecordErro
                 continue  # blank lines before the first message
             raise Corrupt("not an mbox: it does not start with a 'From ' line")
         blank_before = not line.strip()
+        if line.startswith(b">") and _ESCAPED_FROM.match(line):
+            line = line[1:]  # mboxrd/mboxo escaping of body lines starting "From "
         size += len(line)
         if size > max_bytes:
             too_big, lines = True, []  # drop it as it streams: memory stays bounded
@@ -101,6 +104,8 @@ def split_mbox(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | RecordErro
 def _finish(lines: list[bytes], too_big: bool, max_bytes: int) -> bytes | RecordError:
     if too_big:
         return RecordError("", f"larger than {max_bytes} bytes", skipped=True)
+    if lines and not lines[-1].strip():
+        lines.pop()  # the blank line before the next "From " belongs to the mbox
     return b"".join(lines)
 
 

