@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -34,13 +33,15 @@ from ..models import Chunk, Document
 from ..timeutil import to_epoch, to_iso
 from . import postgres_text as text_index
 from .base import ChunkRow
-from .postgres_schema import LATEST_VERSION, current_version, ensure_vector_extension, migrate
+from .postgres_schema import current_version, ensure_vector_extension, migrate
 from .postgres_search import PostgresSearch
 from .postgres_text import esc, esc_opt, filterable, unesc
 from .postgres_url import PostgresTarget, parse
 from .postgres_vectors import PostgresVectors, as_array, checked_table
 
-log = logging.getLogger(__name__)
+_LOST = "lost the connection to"
+# Advisory lock space for "a writer is deciding about this document id".
+_DOC_LOCKS = 0x54524F58
 
 DOC_COLUMNS = [
     "id",
@@ -89,6 +90,7 @@ class PostgresBackend(PostgresVectors, PostgresSearch):
         self._local = threading.local()
         self._stats_cache: tuple[float, int, float, float] | None = None
         self._stems: dict[str, tuple[str, ...]] = {}
+        # "ts_rank_cd" is kept for comparison only (bench/backends.py): BM25 is far better.
         self.ranking = "bm25"
         with self._errors("cannot connect to"), self._direct() as conn:
             ext_schema, self.vector_version = ensure_vector_extension(conn)
@@ -140,7 +142,7 @@ class PostgresBackend(PostgresVectors, PostgresSearch):
         register_vector_info(conn, self.vector_info)
 
     @contextlib.contextmanager
-    def _errors(self, doing: str = "lost the connection to") -> Iterator[None]:
+    def _errors(self, doing: str = _LOST) -> Iterator[None]:
         """Driver errors that are the server's or the network's become a StoreError that
         names the server (never the password); bugs stay what they are."""
         try:
@@ -151,12 +153,10 @@ class PostgresBackend(PostgresVectors, PostgresSearch):
                 f"nothing of it was written, retry ({self._reason(exc)})"
             ) from None
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise StoreError(
-                f"{doing} PostgreSQL at {self.where}: {self._reason(exc)}; "
-                "nothing of an unfinished write was kept"
-                if doing.startswith("lost")
-                else f"{doing} PostgreSQL at {self.where}: {self._reason(exc)}"
-            ) from None
+            message = f"{doing} PostgreSQL at {self.where}: {self._reason(exc)}"
+            if doing == _LOST:
+                message += "; nothing of an unfinished write was kept"
+            raise StoreError(message) from None
         except PoolTimeout:
             raise StoreError(
                 f"no connection to PostgreSQL at {self.where} became free in time"
@@ -226,6 +226,10 @@ class PostgresBackend(PostgresVectors, PostgresSearch):
 
     def get_document(self, doc_id: str, *, with_text: bool = True) -> Document | None:
         columns = DOC_COLUMNS if with_text else HEADER_COLUMNS
+        if getattr(self._local, "conn", None) is not None:
+            # Read inside a write: the writer decides from it, so writers of one id (even
+            # one not stored yet, which no row lock covers) take turns until commit.
+            self.one("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_DOC_LOCKS, esc(doc_id)))
         row = self.one(f"SELECT {', '.join(columns)} FROM document WHERE id = %s", (esc(doc_id),))
         return None if row is None else document(columns, row)
 
@@ -403,10 +407,6 @@ class PostgresBackend(PostgresVectors, PostgresSearch):
             "file_bytes": size,
             "schema_version": version,
         }
-
-    @property
-    def latest_version(self) -> int:
-        return LATEST_VERSION
 
 
 def _chunk_params(doc_id: str, row: ChunkRow) -> tuple[Any, ...]:

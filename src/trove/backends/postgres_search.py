@@ -35,7 +35,6 @@ from .postgres_text import esc, esc_opt, filterable, unesc
 _STATS_TTL_S = 30.0
 _K1, _B = 1.2, 0.75
 _STEM_CACHE = 100_000
-RANKINGS = ("bm25", "ts_rank_cd")
 
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
 

@@ -115,15 +115,27 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
     def transaction(self) -> Iterator[None]:
         """One atomic write; nests (inner blocks join the outer transaction)."""
         with self.conn.lock:
-            self._depth += 1
-            try:
-                if self._depth == 1:
-                    with self.conn:
-                        yield
-                else:
+            if self._depth:
+                self._depth += 1
+                try:
                     yield
+                finally:
+                    self._depth -= 1
+                return
+            # IMMEDIATE takes the write lock up front (waiting up to the busy timeout): a
+            # transaction that reads first and then writes could not wait, since SQLite
+            # refuses to upgrade a reader while another connection writes.
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
             finally:
-                self._depth -= 1
+                self._depth = 0
 
     # --- meta -------------------------------------------------------------------------
 

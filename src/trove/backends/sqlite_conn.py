@@ -19,7 +19,7 @@ class SerializedConnection:
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.raw = conn
-        # Reentrant: a transaction holds it while the same thread runs its statements.
+        # Reentrant: a transaction (sqlite.py) holds it while its thread runs statements.
         self.lock = threading.RLock()
 
     def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
@@ -42,18 +42,3 @@ class SerializedConnection:
     def close(self) -> None:
         with self.lock:
             self.raw.close()
-
-    def __enter__(self) -> SerializedConnection:
-        self.lock.acquire()
-        try:
-            self.raw.__enter__()
-        except BaseException:
-            self.lock.release()
-            raise
-        return self
-
-    def __exit__(self, *exc: Any) -> bool | None:
-        try:
-            return self.raw.__exit__(*exc)
-        finally:
-            self.lock.release()
