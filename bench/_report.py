@@ -187,8 +187,12 @@ def _plot_quality(results: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     datasets = list(results.get("datasets", {}))
-    systems = list(dict.fromkeys(s for d in datasets for s in results["datasets"][d]))
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    systems = [  # a variant of trove's write path ranks as trove does: not plotted again
+        s
+        for s in dict.fromkeys(s for d in datasets for s in results["datasets"][d])
+        if "+" not in s
+    ]
+    fig, ax = plt.subplots(figsize=(9, 5))
     width = 0.8 / max(1, len(datasets))
     for j, name in enumerate(datasets):
         rows = results["datasets"][name]
@@ -199,7 +203,7 @@ def _plot_quality(results: dict[str, Any], path: Path) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("nDCG@10")
     ax.set_xlim(0, 1)
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=len(datasets))
     ax.set_title("Quality per system and mode (same chunks, same vectors)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

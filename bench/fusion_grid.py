@@ -1,10 +1,11 @@
 """The grid that chose the hybrid fusion: normalization x depth x keyword weight, and RRF.
 
-    python bench/fusion_grid.py --split train    # choose here
+    python bench/fusion_grid.py --split train    # SciFact: choose here
     python bench/fusion_grid.py --split test     # report only
+    python bench/fusion_grid.py --dataset cmrc2018 --embedder multilingual --split trial
 
-Runs keyword and semantic once per query on the cached SciFact store that
-bench/quality.py builds (bench/.cache/scifact-default.db), then fuses offline.
+Runs keyword and semantic once per query on a cached store that bench/quality.py builds
+(bench/.cache/DATASET-EMBEDDER.db), then fuses offline.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from trove.search.query import parse
 Lists = dict[str, list[tuple[str, float]]]
 
 
-def collect(split: str, depth: int = 200) -> tuple[dict[str, Lists], dict[str, str]]:
+def collect(
+    dataset: str, embedder: str, split: str, depth: int = 200
+) -> tuple[dict[str, Lists], dict[str, str]]:
     runs: dict[str, Lists] = {}
     seen: set[str] = set()
-    with trove.open(CACHE / "scifact-default.db") as kb:
-        for qid, text in _data.queries("scifact", split).items():
+    with trove.open(CACHE / f"{dataset}-{embedder}.db") as kb:
+        for qid, text in _data.queries(dataset, split).items():
             where, stamp = Filters.build(), time.time()
             keyword = kb.backend.keyword_search(parse(text), where, depth, stamp)
             semantic = kb._semantic(text, where, depth, stamp)
@@ -84,16 +87,19 @@ def rrf_run(runs: dict[str, Lists], source: dict[str, str]) -> dict[str, dict[st
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="scifact")
+    parser.add_argument("--embedder", default="default")
     parser.add_argument("--split", default="train")
     args = parser.parse_args()
-    judged = _data.qrels("scifact", args.split)
-    runs, source = collect(args.split)
-    print(f"SciFact {args.split}, nDCG@10; rows: normalization and depth, columns: keyword weight")
+    judged = _data.qrels(args.dataset, args.split)
+    runs, source = collect(args.dataset, args.embedder, args.split)
+    print(f"{args.dataset} {args.split} ({args.embedder}), nDCG@10; rows: normalization")
+    print("and depth, columns: keyword weight")
     print(f"rrf k=60: {_data.evaluate(rrf_run(runs, source), judged)['nDCG@10']:.4f}")
     for how in ("minmax", "zscore", "max"):
         for depth in (20, 50, 100, 200):
             cells = []
-            for weight in (0.3, 0.4, 0.5, 0.6, 0.7):
+            for weight in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
                 run = fused_run(runs, source, weight, how, depth)
                 cells.append(f"{weight}:{_data.evaluate(run, judged)['nDCG@10']:.4f}")
             print(f"{how:<7}{depth:>4}  " + "  ".join(cells))

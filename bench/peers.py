@@ -324,7 +324,7 @@ def _rss_mb() -> float:
 
 
 def _version(system: str) -> str:
-    package = {"trove": "trove", "sqlite-vec": "sqlite-vec"}.get(system, system)
+    package = {"chroma": "chromadb"}.get(system, system)
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -108,7 +108,12 @@ def m002_memory(conn: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_initial, m002_memory]
+def m003_chunk_hash(conn: apsw.Connection) -> None:
+    """Vectors are reused by chunk text hash: look them up by index, not by a scan."""
+    conn.execute("CREATE INDEX chunk_hash ON chunk (text_hash)")
+
+
+MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_initial, m002_memory, m003_chunk_hash]
 LATEST_VERSION = len(MIGRATIONS)
 
 

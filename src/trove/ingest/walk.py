@@ -182,7 +182,6 @@ class _Run:
         self.max_bytes = max_bytes
         self.sync = sync
         self.dry_run = dry_run
-        self.workers = workers
         self.on_progress = progress
         self.report = IngestReport(dry_run=dry_run)
         self.known = Known(store, namespace, source)

@@ -72,7 +72,8 @@ def _digest(raw: bytes) -> str:
 
 def split_mbox(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | RecordError]:
     """The raw messages of an mbox: a message starts at a ``From `` line that opens the
-    file or follows a blank line (so a body line starting "From " does not split it)."""
+    file or follows a blank line (so a body line starting "From " does not split it).
+    Body lines escaped as ``>From `` lose one ``>``, as mboxrd readers do."""
     lines: list[bytes] = []
     size = 0
     too_big = False
