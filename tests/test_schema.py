@@ -90,3 +90,26 @@ def test_two_connections_see_each_others_writes(db_path: Path) -> None:
     with trove.open(db_path, embedder=None) as a, trove.open(db_path) as b:
         doc_id = a.add("shared note")
         assert b.get(doc_id) is not None
+
+
+def test_two_connections_creating_one_file_at_once(db_path: Path) -> None:
+    import threading
+
+    failures: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def open_it() -> None:
+        start.wait()
+        try:
+            trove.open(db_path, embedder=None).close()
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    with trove.open(db_path, embedder=None) as kb:
+        assert kb.stats().schema_version == LATEST_VERSION

@@ -364,7 +364,9 @@ class Store:
         weights = self._weights(query, mode)
         lists = {name: hits for name, hits in lists.items() if weights.get(name, 0.0) > 0}
         method = self.fusion if len(lists) > 1 else "single"
-        fused = fuse(lists, weights, method=method, limit=limit)
+        # CJK queries fuse min-max normalized scores, others z-scores (see ranking.py).
+        normalize = "minmax" if "cjk" in scripts_of(query) else "zscore"
+        fused = fuse(lists, weights, method=method, limit=limit, normalize=normalize)
         docs = self.backend.get_documents([f.doc_id for f in fused])
         snippets = self.backend.snippets(parsed, [f.chunk_id for f in fused])
         hits = [

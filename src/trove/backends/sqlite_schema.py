@@ -118,9 +118,20 @@ LATEST_VERSION = len(MIGRATIONS)
 
 
 def migrate(conn: apsw.Connection, current: int) -> None:
-    """Bring a file from ``current`` to ``LATEST_VERSION``, one transaction per step."""
+    """Bring a file from ``current`` to ``LATEST_VERSION``, one transaction per step.
+
+    Each step takes the write lock first and re-reads the version, so two connections
+    opening a new file at once do not both create it.
+    """
     for version in range(current + 1, LATEST_VERSION + 1):
-        with conn:
-            MIGRATIONS[version - 1](conn)
-            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = next(conn.execute("PRAGMA user_version"))[0] >= version
+            if not done:
+                MIGRATIONS[version - 1](conn)
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version = {version}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")

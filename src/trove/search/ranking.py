@@ -1,8 +1,10 @@
 """From ranked chunks to ranked documents, and fusing two retrievers' documents.
 
-Fusion is by a convex combination of z-scored scores over each retriever's top 200 (the
-default, chosen on SciFact train against min-max and max normalization, depths 20-200,
-weights 0.3-0.7, and RRF; see bench/quality.py --tune) or by reciprocal rank (RRF, k=60).
+Fusion is by a convex combination (0.5/0.5) of normalized scores over each retriever's
+top 200, or by reciprocal rank (RRF, k=60). Normalization was chosen per script on each
+language's train split (bench/fusion_grid.py): z-scores for Latin-script queries
+(SciFact train 0.7365 vs min-max 0.7354), min-max for CJK queries (CMRC trial 0.9554 vs
+z-score 0.9260); RRF was lower on both (0.7149, 0.9244).
 """
 
 from __future__ import annotations
@@ -52,19 +54,22 @@ def fuse(
     *,
     method: str = "convex",
     limit: int = 10,
+    normalize: str = "zscore",
 ) -> list[Fused]:
     """Merge ranked document lists (name -> hits, best first) into one.
 
-    ``method`` is ``convex`` (weighted sum of z-scored scores; a document missing from a
-    list gets that list's lowest score), ``rrf``, or ``single`` (one list, scores kept).
+    ``method`` is ``convex`` (weighted sum of normalized scores, ``zscore`` or
+    ``minmax``; a document missing from a list gets that list's lowest), ``rrf``, or
+    ``single`` (one list, scores kept).
     The chunk shown for a document is the one from the first list that has it (keyword
     first, so the snippet shows the words that matched).
     """
     fused: dict[str, Fused] = {}
     floors: dict[str, float] = {}
+    scale = _minmax if normalize == "minmax" else _zscore
     for name, hits in lists.items():
         weight = weights.get(name, 0.0)
-        normalized = _zscore([h.score for h in hits])
+        normalized = scale([h.score for h in hits])
         floors[name] = weight * min(normalized, default=0.0)
         for rank, (hit, norm) in enumerate(zip(hits, normalized, strict=True), 1):
             entry = fused.get(hit.doc_id)
@@ -82,6 +87,15 @@ def fuse(
             entry.score += sum(floor for name, floor in floors.items() if name not in entry.parts)
     ranked = sorted(fused.values(), key=lambda f: (-f.score, f.doc_id))
     return ranked[:limit]
+
+
+def _minmax(scores: Sequence[float]) -> list[float]:
+    if not scores:
+        return []
+    low, high = min(scores), max(scores)
+    if high <= low:
+        return [1.0] * len(scores)
+    return [(s - low) / (high - low) for s in scores]
 
 
 def _zscore(scores: Sequence[float]) -> list[float]:
