@@ -19,7 +19,10 @@ import trove
 
 
 def run(name: str, split: str, limit: int = 100) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as tmp, trove.open(Path(tmp) / "kb.db") as kb:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        trove.open(Path(tmp) / "kb.db", embedder=None) as kb,
+    ):
         docs = [
             {"text": d["text"], "title": d.get("title", ""), "source": name, "source_id": d["_id"]}
             for d in _data.corpus(name)
@@ -33,7 +36,7 @@ def run(name: str, split: str, limit: int = 100) -> dict[str, float]:
         latencies = []
         for qid, text in queries.items():
             started = time.perf_counter()
-            hits = kb.search(text, limit=limit)
+            hits = kb.search(text, mode="keyword", limit=limit)
             latencies.append((time.perf_counter() - started) * 1000)
             run_[qid] = {to_beir[h.doc_id]: h.score for h in hits}
         scores = _data.evaluate(run_, _data.qrels(name, split))
