@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -275,7 +274,7 @@ RUNNERS: dict[str, Callable[[Data, Path], dict[str, Searcher]]] = {
 
 def one(system: str, name: str) -> list[dict[str, Any]]:
     data = Data(name)
-    base_mb = _rss_mb()
+    base_mb = _status_mb("VmRSS")
     folder = Path(tempfile.mkdtemp(prefix=f"peers-{system}-", dir=_vectors.CACHE))
     try:
         began = time.perf_counter()
@@ -285,7 +284,7 @@ def one(system: str, name: str) -> list[dict[str, Any]]:
         rows = []
         for label, search in searchers.items():
             rows.append({"system": label, **_measure(data, search)})
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        peak = _status_mb("VmHWM")  # not ru_maxrss: Linux keeps the parent's over exec
         for row in rows:
             row.update(index_s=index_s, disk_mb=disk_mb, peak_rss_mb=peak, added_mb=peak - base_mb)
         return rows
@@ -315,10 +314,10 @@ def _measure(data: Data, search: Searcher) -> dict[str, float]:
     }
 
 
-def _rss_mb() -> float:
+def _status_mb(field: str) -> float:
     with open("/proc/self/status") as handle:
         for line in handle:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
 
