@@ -48,12 +48,7 @@ SYSTEMS = ("trove", "chroma", "lancedb", "sqlite-vec", "bm25s")
 DEPTH = 100  # documents ranked for the quality figures
 LIMIT = 10  # documents asked for in the timed queries
 TIMED = 1_000  # queries timed (CMRC dev has 3,219; every one is still ranked for quality)
-CHUNKS_PER_DOC = 5
-# trove 0.1 scans the chunk table for each new chunk's text hash when it writes (see
-# bench/scale.py); --hash-index adds a row for trove with the proposed index.
-HASH_INDEX = (
-    os.environ.get("TROVE_BENCH_HASH_INDEX") == "1"
-)  # vector peers fetch this many chunks per document wanted, then collapse
+CHUNKS_PER_DOC = 5  # vector peers fetch this many chunks per document wanted, then collapse
 
 # A searcher takes (query index, documents wanted) and returns BEIR ids, best first.
 Searcher = Callable[[int, int], list[str]]
@@ -88,8 +83,6 @@ def run_trove(data: Data, folder: Path) -> dict[str, Searcher]:
         c.chunk_text + q.texts, np.concatenate([c.vectors, q.vectors]), strict=True
     )
     kb = trove.open(folder / "kb.db", embedder=embedder)
-    if HASH_INDEX:  # the proposed fix for the write path, see bench/scale.py
-        kb.backend.conn.execute("CREATE INDEX bench_chunk_text_hash ON chunk (text_hash)")
     kb.add_many(
         {"text": d["text"], "title": d.get("title", ""), "source_id": d["_id"]} for d in c.docs
     )
@@ -97,8 +90,6 @@ def run_trove(data: Data, folder: Path) -> dict[str, Searcher]:
     def mode(name: str) -> Searcher:
         return lambda i, k: [str(h.source_id) for h in kb.search(q.texts[i], mode=name, limit=k)]
 
-    if HASH_INDEX:
-        return {"trove hybrid, + text_hash index": mode("hybrid")}
     return {f"trove {m}": mode(m) for m in ("keyword", "semantic", "hybrid")}
 
 
@@ -337,9 +328,6 @@ def main() -> None:
     parser.add_argument("--datasets", default="scifact,cmrc2018")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--report", action="store_true", help="only rewrite the docs")
-    parser.add_argument(
-        "--hash-index", action="store_true", help="trove with the proposed chunk.text_hash index"
-    )
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # SYSTEM DATASET (child)
     args = parser.parse_args()
     if args.one:
@@ -358,8 +346,7 @@ def main() -> None:
         for system in args.systems.split(","):
             load = os.getloadavg()[0]
             child = [sys.executable, __file__, "--one", system, name]
-            env = {**os.environ, "TROVE_BENCH_HASH_INDEX": "1" if args.hash_index else "0"}
-            done = subprocess.run(child, capture_output=True, text=True, env=env)
+            done = subprocess.run(child, capture_output=True, text=True)
             if done.returncode != 0:
                 print(f"{name} {system}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
                 continue

@@ -23,12 +23,10 @@ chunks are made from real material and real vectors:
     adds Gaussian noise (sigma 0.025 a coordinate: cosine ~0.9 to the mix), and is
     normalized. Mean pooling makes the mix close to what the model gives the text;
     ``--check`` embeds a sample with the real model and prints how close.
-Ingest. trove 0.1 looks up each new chunk's text hash in `chunk` to reuse a stored vector,
-and `chunk.text_hash` has no index: one add_many batch of 1,000 chunks scans the table
-~1,000 times (9.3 s per 500 hashes at 10k chunks; 10k -> 30k chunks ran at 30-60 docs/s,
-so 1M would take days). The proposed fix is one migration,
-`CREATE INDEX chunk_text_hash ON chunk (text_hash)`; until it lands this script adds that
-index to its own store (``--no-hash-index`` to measure without it).
+
+Ingest runs on the `chunk.text_hash` index of schema version 3 (this benchmark found that
+vector reuse looked hashes up by scanning the chunk table: 10k -> 30k chunks ran at 30-60
+documents/s without the index, 833/s with it, so 1M would have taken days).
 
 Queries are the 300 SciFact test claims with their real default-model vectors; query
 embedding is a dictionary look-up (the benchmark measures the store, not the model).
@@ -66,7 +64,6 @@ NOISE = 0.025
 NEIGHBOURS = 32
 MAX_CHARS = 1_100  # under trove's 1,200-character chunk size: one chunk per document
 K = 10
-INDEX_HASHES = True  # --no-hash-index: build the store exactly as trove 0.1 makes it
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
@@ -148,12 +145,6 @@ def grow(material: Material, target: int) -> dict[str, float]:
     embedder = _vectors.CachedEmbedder(strict=True)
     write_s = synth_s = 0.0
     with trove.open(DB, embedder=embedder) as kb:
-        if INDEX_HASHES:
-            # The proposed engine fix (see the module doc): without it every batch scans
-            # the whole chunk table once per new chunk to look for reusable vectors.
-            kb.backend.conn.execute(  # type: ignore[attr-defined]
-                "CREATE INDEX IF NOT EXISTS bench_chunk_text_hash ON chunk (text_hash)"
-            )
         for at in range(start, target, BLOCK):
             began = time.perf_counter()
             docs, block = material.block(at, min(BLOCK, target - at))
@@ -298,7 +289,6 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="only rewrite the docs")
     parser.add_argument("--check", type=int, metavar="N", help="realism check on N chunks")
     parser.add_argument("--fresh", action="store_true", help="delete the store first")
-    parser.add_argument("--no-hash-index", action="store_true", help="see the module doc")
     parser.add_argument(
         "--remeasure", action="store_true", help="measure the built sizes again (busy machine)"
     )
@@ -315,8 +305,6 @@ def main() -> None:
     if args.check:
         check(material, args.check)
         return
-    global INDEX_HASHES
-    INDEX_HASHES = not args.no_hash_index
     if args.fresh:
         for stale in CACHE.glob("scale*"):
             stale.unlink()
