@@ -2,7 +2,6 @@
 
     python bench/quality.py                      # SciFact test + CMRC 2018 dev, default embedder
     python bench/quality.py --embedder multilingual --datasets cmrc2018
-    python bench/quality.py --tune               # choose the fusion on the train splits
 
 Prints nDCG@10, recall@100 and MRR@10 per mode, indexing time against the embedder alone
 on the same chunk texts, and query latency p50/p95 at limit 10 (hybrid includes
@@ -19,12 +18,10 @@ from pathlib import Path
 import _data
 import trove
 from trove import writer
-from trove.search.filters import Filters
-from trove.search.query import parse
-from trove.search.ranking import fuse
 
 CACHE = Path(__file__).resolve().parent / ".cache"
-SPLITS = {"scifact": ("test", "train"), "cmrc2018": ("dev", "trial")}
+# The splits reported; the fusion was chosen on the others (bench/fusion_grid.py).
+SPLITS = {"scifact": "test", "cmrc2018": "dev"}
 MODES = ("keyword", "semantic", "hybrid")
 
 
@@ -89,35 +86,10 @@ def evaluate(path: Path, name: str, split: str, **options: object) -> dict[str, 
     return results
 
 
-def tune(path: Path, name: str, split: str) -> None:
-    """nDCG@10 of each fusion setting on a split, from one pass of both retrievers."""
-    queries = _data.queries(name, split)
-    judged = _data.qrels(name, split)
-    with trove.open(path) as kb:
-        lists = {}
-        for qid, text in queries.items():
-            lists[qid] = kb._both(text, parse(text), Filters.build(), time.time())
-        settings = [("rrf", 0.5)] + [("convex", w / 10) for w in range(11)]
-        for method, weight in settings:
-            run = {}
-            for qid, both in lists.items():
-                weights = {"keyword": weight, "semantic": 1 - weight}
-                if method == "rrf":
-                    weights = {"keyword": 1.0, "semantic": 1.0}
-                fused = fuse(both, weights, method=method, limit=100)
-                ids = [f.doc_id for f in fused]
-                docs = kb.backend.get_documents(ids)
-                run[qid] = {str(docs[f.doc_id].source_id): f.score for f in fused}
-            score = _data.evaluate(run, judged)["nDCG@10"]
-            label = "rrf k=60" if method == "rrf" else f"convex keyword={weight:.1f}"
-            print(f"  {name} {split} {label:<22} nDCG@10 {score:.4f}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", default="default")
     parser.add_argument("--datasets", default="scifact,cmrc2018")
-    parser.add_argument("--tune", action="store_true", help="grid of fusions on train splits")
     parser.add_argument("--fresh", action="store_true", help="rebuild the cached stores")
     args = parser.parse_args()
     print(f"machine: {_data.machine()}  embedder: {args.embedder}")
@@ -130,13 +102,9 @@ def main() -> None:
                 f"the embedder alone {indexing['embed_only_s']:.1f} s; "
                 f"storage + indexing overhead {indexing['overhead'] * 100:+.1f}%"
             )
-        test, train = SPLITS[name]
-        if args.tune:
-            tune(path, name, train)
-            continue
-        for mode, figures in evaluate(path, name, test).items():
+        for mode, figures in evaluate(path, name, SPLITS[name]).items():
             print(
-                f"{name} {test} {mode:<8} nDCG@10 {figures['nDCG@10']:.3f}  "
+                f"{name} {SPLITS[name]} {mode:<8} nDCG@10 {figures['nDCG@10']:.3f}  "
                 f"R@100 {figures['R@100']:.3f}  MRR@10 {figures['RR@10']:.3f}  "
                 f"p50 {figures['p50_ms']:.1f} ms  p95 {figures['p95_ms']:.1f} ms"
             )

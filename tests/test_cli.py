@@ -150,3 +150,20 @@ def test_every_command_is_documented_in_the_readme() -> None:
     readme = README.read_text(encoding="utf-8")
     for name in cli.commands:
         assert re.search(rf"`trove {name}\b", readme), f"trove {name} is not in the README"
+
+
+def test_modes_explain_reembed_and_the_lock_in_stats(run) -> None:
+    run("add", "The cat purred on the warm mat.", "--title", "cats")
+    run("add", "Rockets burn kerosene at launch.", "--title", "rockets")
+    for mode in ("keyword", "semantic", "hybrid"):
+        hits = json.loads(run("search", "kerosene rocket", "--mode", mode, "--json").stdout)
+        assert hits[0]["title"] == "rockets", mode
+    explained = json.loads(run("search", "kerosene", "--explain", "--json").stdout)[0]
+    assert explained["explain"]["keyword"]["rank"] == 1
+    assert "keyword #1" in run("search", "kerosene", "--explain").stdout
+    assert json.loads(run("stats", "--json").stdout)["embedder"]["model_id"] == "hash:64"
+    switched = json.loads(run("reembed", "--embedder", "hash:32", "--json").stdout)
+    assert switched["embedded"] == 2 and switched["embedder"]["model_id"] == "hash:32"
+    assert "hash:32" in run("stats").stdout
+    missing = json.loads(run("reembed", "--missing", "--json").stdout)
+    assert missing["embedded"] == 0

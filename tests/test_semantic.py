@@ -235,7 +235,9 @@ def test_query_in_a_script_the_embedder_does_not_know_is_keyword_ranked(target: 
             ]
         )
         keyword = [h.doc_id for h in kb.search("中国的首都北京", mode="keyword")]
+        embedded = len(latin_only.seen)
         hits = kb.search("中国的首都北京", explain=True)
+        assert len(latin_only.seen) == embedded  # the query is not even embedded
         assert [h.doc_id for h in hits] == keyword
         assert hits[0].explain["weights"] == {"keyword": 1.0, "semantic": 0.0}  # type: ignore[index]
 
@@ -314,3 +316,14 @@ def test_one_store_serves_many_threads(tmp_path: Path) -> None:
             t.join()
         assert failures == []
         assert kb.stats().documents == 4 + 6 * 15
+
+
+def test_reembed_in_place_keeps_the_embedder_on_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "kb.db"
+    with trove.open(path, embedder=Counting(32)) as kb:  # an instance, not a name
+        ids = load(kb)
+        assert kb.stats().embedder["spec"] == "hash:32"  # type: ignore[index]
+        assert kb.reembed() == 4  # the store's own embedder, rebuilt
+    with trove.open(path) as kb:
+        assert kb.embedder.model_id == "hash:32"  # type: ignore[union-attr]
+        assert kb.search("purring kitten mat", mode="semantic")[0].doc_id == ids["cats"]

@@ -38,8 +38,9 @@ def open(target: str | os.PathLike[str], **options: Any) -> Store:
     """Open (or create) a store: a file path, ``":memory:"``, or a PostgreSQL URL
     (``postgresql://user@host/db?schema=NAME``; needs the ``postgres`` extra).
 
-    Options: ``embedder`` (``"auto"``: the file's own, else ``"default"``; a name, an
-    :class:`~trove.embedders.Embedder`, or None for keyword only), ``fusion``,
+    Options: ``embedder`` (``"auto"``: the file's own, else ``default_embedder``; a
+    name, an :class:`~trove.embedders.Embedder`, or None for keyword only),
+    ``default_embedder`` (``"default"``), ``fusion``,
     ``keyword_weight``, ``chunk_chars``, ``chunk_overlap``, ``author_tier``,
     ``busy_timeout_ms``.
     """

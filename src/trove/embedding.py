@@ -1,7 +1,7 @@
 """Embedding for a store: which embedder, the lock in the file, vectors for new chunks.
 
 The embedder is created on first use, so keyword-only work never loads a model.
-``"auto"`` means the embedder the file was made with, else ``"default"``.
+``"auto"`` means the embedder the file was made with, else the fallback (``"default"``).
 """
 
 from __future__ import annotations
@@ -23,10 +23,14 @@ EmbedderSpec = str | Embedder | None
 class Vectorizer:
     """The embedder of one open store and the vectors it writes."""
 
-    def __init__(self, backend: Backend, request: EmbedderSpec = AUTO) -> None:
+    def __init__(
+        self, backend: Backend, request: EmbedderSpec = AUTO, fallback: str = "default"
+    ) -> None:
         self.backend = backend
         self._request = request
+        self._fallback = fallback
         self._embedder: Embedder | None = None
+        self._spec = ""  # the name the embedder was made from, recorded in the lock
         self._lock = threading.RLock()
         if request is not None and request != AUTO:
             self._check_lock(self.resolve())  # a mismatch fails at open, file untouched
@@ -52,9 +56,10 @@ class Vectorizer:
                 request = self._request
                 if request == AUTO:
                     lock = self.backend.vector_lock()
-                    request = lock.spec if lock is not None else "default"
+                    request = lock.spec if lock is not None else self._fallback
                 assert request is not None
                 self._embedder = get_embedder(request)
+                self._spec = spec_of(request, self._embedder)
             return self._embedder
 
     def _check_lock(self, embedder: Embedder) -> EmbedderLock | None:
@@ -82,9 +87,7 @@ class Vectorizer:
         todo = [i for i, row in enumerate(rows) if row.text_hash not in known]
         embedded = embedder.embed([embedding_text(rows[i].head, rows[i].text) for i in todo])
         if lock is None:
-            lock = self.backend.lock_vectors(
-                spec_of(self._request, embedder), embedder.model_id, embedded.shape[1]
-            )
+            lock = self.backend.lock_vectors(self._spec, embedder.model_id, embedded.shape[1])
         matrix = np.empty((len(rows), lock.dimension), dtype=np.float32)
         for i, row in enumerate(rows):
             if row.text_hash in known:
@@ -119,12 +122,14 @@ class Vectorizer:
         """
         from .embedders import get_embedder
 
-        if embedder == AUTO:
-            target = self.resolve() if self._request is not None else get_embedder("default")
-        elif embedder is None:
+        if embedder is None:
             raise InvalidQuery("reembed needs an embedder")
+        if embedder == AUTO and self._request is not None:
+            target, spec = self.resolve(), self._spec
         else:
-            target = get_embedder(embedder)
+            request = self._fallback if embedder == AUTO else embedder
+            target = get_embedder(request)
+            spec = spec_of(request, target)
         lock = self.backend.vector_lock()
         if missing and lock is not None:
             self._check_lock(target)
@@ -140,18 +145,18 @@ class Vectorizer:
             if progress:
                 progress(len(rows))
         if not (missing and lock is not None):
-            spec = spec_of(embedder if embedder != AUTO else self._request, target)
             self.backend.finish_rebuild(EmbedderLock(spec, target.model_id, dimension, table))
         with self._lock:
-            self._request, self._embedder = target, target
+            self._request, self._embedder, self._spec = target, target, spec
         return done
 
 
 def spec_of(request: EmbedderSpec, embedder: Embedder) -> str:
-    """The name to re-create an embedder from when the store is reopened."""
-    if isinstance(request, str) and request != AUTO:
+    """The name to re-create an embedder from when the store is reopened: the name it was
+    asked for, else its model id (the registry knows built-in model ids as names)."""
+    if isinstance(request, str):
         return request
-    return str(getattr(embedder, "spec", None) or "default")
+    return str(getattr(embedder, "spec", None) or embedder.model_id)
 
 
 def _hashes(rows: Sequence[ChunkRow]) -> list[str]:

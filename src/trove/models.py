@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .timeutil import now, to_epoch
@@ -58,6 +58,12 @@ class Document:
         data["expired"] = self.expired
         data["deleted"] = self.deleted
         return data
+
+
+# The document table's columns are exactly these fields, in every backend.
+DOCUMENT_FIELDS = tuple(f.name for f in fields(Document))
+# Set by the store itself; never compared when deciding whether a write changes anything.
+STAMP_FIELDS = ("id", "created_at", "updated_at", "deleted_at")
 
 
 @dataclass(frozen=True)

@@ -33,31 +33,13 @@ if TYPE_CHECKING:
 MODES = ("keyword", "semantic", "hybrid")
 # Hybrid: each retriever contributes its top documents to the fusion.
 _FUSION_DEPTH = 200
-# Convex weights (keyword, semantic), chosen on SciFact train (bench/quality.py --tune).
+# Convex weights (keyword, semantic), chosen on the train splits (bench/fusion_grid.py).
 KEYWORD_WEIGHT = 0.5
 
 _UPDATABLE = frozenset({"text", "title", "tags", "metadata", "importance", "expires_at", "ttl"})
-# What an update carries over from the stored document.
-_KEPT = [
-    "text",
-    "source",
-    "source_id",
-    "doc_type",
-    "title",
-    "author",
-    "participants",
-    "timestamp",
-    "url",
-    "thread_id",
-    "channel",
-    "tags",
-    "metadata",
-    "namespace",
-    "dedupe_key",
-    "expires_at",
-    "scope",
-    "importance",
-]
+# What an update carries over from the stored document: every field add() takes, except
+# the session (restored from session_id) and ttl (stored as expires_at).
+_KEPT = sorted(writer.ADD_FIELDS - {"session", "ttl"})
 
 
 class Store:
@@ -68,6 +50,7 @@ class Store:
         backend: Backend,
         *,
         embedder: EmbedderSpec = AUTO,
+        default_embedder: str = "default",
         chunk_chars: int = DEFAULT_MAX_CHARS,
         chunk_overlap: int = DEFAULT_OVERLAP,
         fusion: str = "convex",
@@ -83,7 +66,7 @@ class Store:
         self.keyword_weight = keyword_weight
         self.author_tier = author_tier
         self.events = Events()
-        self.vectors = Vectorizer(backend, embedder)
+        self.vectors = Vectorizer(backend, embedder, default_embedder)
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -355,17 +338,18 @@ class Store:
         if not query.strip() or limit == 0 or (parsed.empty and mode == "keyword"):
             return []
         stamp = now()
-        if mode == "keyword":
+        scripts = scripts_of(query)
+        weights = self._weights(scripts, mode)
+        used = {name for name, weight in weights.items() if weight > 0}
+        if used == {"keyword"}:  # also hybrid for a script the embedder does not know
             lists = {"keyword": self.backend.keyword_search(parsed, where, limit, stamp)}
-        elif mode == "semantic":
+        elif used == {"semantic"}:
             lists = {"semantic": self._semantic(query, where, limit, stamp)}
         else:
             lists = self._both(query, parsed, where, stamp)
-        weights = self._weights(query, mode)
-        lists = {name: hits for name, hits in lists.items() if weights.get(name, 0.0) > 0}
         method = self.fusion if len(lists) > 1 else "single"
         # CJK queries fuse min-max normalized scores, others z-scores (see ranking.py).
-        normalize = "minmax" if "cjk" in scripts_of(query) else "zscore"
+        normalize = "minmax" if "cjk" in scripts else "zscore"
         fused = fuse(lists, weights, method=method, limit=limit, normalize=normalize)
         docs = self.backend.get_documents([f.doc_id for f in fused])
         snippets = self.backend.snippets(parsed, [f.chunk_id for f in fused])
@@ -436,13 +420,12 @@ class Store:
         lock, vector = found
         return self.backend.vector_search(lock, vector, where, limit, stamp)
 
-    def _weights(self, query: str, mode: str) -> dict[str, float]:
+    def _weights(self, scripts: frozenset[str], mode: str) -> dict[str, float]:
         """Fusion weights; the embedder gets none for a query in a script it does not know."""
         if mode != "hybrid":
             return {mode: 1.0}
-        embedder = self.vectors.resolve()
-        known = embedder.languages
-        if known is not None and not scripts_of(query) <= known:
+        known = self.vectors.resolve().languages
+        if known is not None and not scripts <= known:
             return {"keyword": 1.0, "semantic": 0.0}
         if self.fusion == "rrf":
             return {"keyword": 1.0, "semantic": 1.0}

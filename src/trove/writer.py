@@ -19,7 +19,7 @@ from .backends.base import ChunkRow
 from .errors import InvalidInput
 from .ids import document_id
 from .ingest.chunking import chunk_text
-from .models import Document
+from .models import DOCUMENT_FIELDS, STAMP_FIELDS, Document
 from .search.filters import SCOPES
 from .timeutil import now, to_epoch, to_iso
 
@@ -53,28 +53,8 @@ ADD_FIELDS = frozenset(
 AUTHOR_TIERS = ("human", "explicit", "derived", "llm")
 # Fields whose change alters what is indexed, so chunks are rebuilt.
 _INDEXED = ("content_hash", "title")
-_COMPARED = [
-    "namespace",
-    "scope",
-    "session_id",
-    "source",
-    "source_id",
-    "dedupe_key",
-    "doc_type",
-    "title",
-    "author",
-    "participants",
-    "timestamp",
-    "url",
-    "thread_id",
-    "channel",
-    "tags",
-    "metadata",
-    "content_hash",
-    "importance",
-    "author_tier",
-    "expires_at",
-]
+# Everything a caller decides (the text through its hash): equal means the write is a no-op.
+_COMPARED = [f for f in DOCUMENT_FIELDS if f not in (*STAMP_FIELDS, "text")]
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise MissingDependency(exc.name or "psycopg", "postgres", "PostgreSQL support") from None
 
-from ..models import Chunk, Document
+from ..models import DOCUMENT_FIELDS, Chunk, Document
 from ..timeutil import to_epoch, to_iso
 from . import postgres_text as text_index
 from .base import ChunkRow
@@ -43,33 +43,7 @@ _LOST = "lost the connection to"
 # Advisory lock space for "a writer is deciding about this document id".
 _DOC_LOCKS = 0x54524F58
 
-DOC_COLUMNS = [
-    "id",
-    "namespace",
-    "scope",
-    "session_id",
-    "source",
-    "source_id",
-    "dedupe_key",
-    "doc_type",
-    "title",
-    "author",
-    "participants",
-    "timestamp",
-    "url",
-    "thread_id",
-    "channel",
-    "tags",
-    "metadata",
-    "text",
-    "content_hash",
-    "importance",
-    "author_tier",
-    "created_at",
-    "updated_at",
-    "deleted_at",
-    "expires_at",
-]
+DOC_COLUMNS = list(DOCUMENT_FIELDS)
 HEADER_COLUMNS = [c for c in DOC_COLUMNS if c != "text"]
 _TIME_COLUMNS = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
 _ARRAY_COLUMNS = ("participants", "tags")

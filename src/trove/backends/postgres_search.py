@@ -24,7 +24,7 @@ from ..models import Chunk, Document, Edge
 from ..search import snippet
 from ..search.filters import Filters
 from ..search.query import ParsedQuery, has_cjk
-from ..search.ranking import collapse
+from ..search.ranking import collapse, merge_evidence
 from ..timeutil import to_iso
 from . import postgres_text as text_index
 from .base import KeywordHit
@@ -114,23 +114,23 @@ class PostgresSearch:
         scores: dict[str, KeywordHit] = {}
         if query.raw is not None:
             for hit in self._raw_search(query.raw, query.raw_cjk, where, params, limit):
-                _merge(scores, hit)
+                merge_evidence(scores, hit)
             return sorted(scores.values(), key=lambda h: (-h.score, h.doc_id))[:limit]
         folded = [text_index.fold(w) for w in query.words]
         lexemes = [lex for w in folded for lex in self.stems(folded).get(w, ())]
         if lexemes:
             for hit in self._ranked("words", lexemes, where, params, limit):
-                _merge(scores, hit)
+                merge_evidence(scores, hit)
         grams = text_index.query_grams(query)
         if grams:
             for hit in self._ranked("grams", grams, where, params, limit):
-                _merge(scores, hit)
+                merge_evidence(scores, hit)
         if not scores and query.words and not query.trigrams:
             # Nothing by whole words: look for them as substrings ("rediss", "kube").
             terms = [w for w in folded if len(w) >= 3]
             if terms:
                 for hit in self._substring_search(terms, where, params, limit):
-                    _merge(scores, hit)
+                    merge_evidence(scores, hit)
         return sorted(scores.values(), key=lambda h: (-h.score, h.doc_id))[:limit]
 
     def _ranked(
@@ -239,7 +239,7 @@ class PostgresSearch:
                     idf = math.log((total - frequency[term] + 0.5) / (frequency[term] + 0.5) + 1)
                     score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(folded) / 600))
             hit = KeywordHit(_unesc(doc_id), int(cid), score, _chunk(idx, start, end, heading))
-            _merge(best, hit, keep_best=True)
+            merge_evidence(best, hit, keep_best=True)
         return sorted(best.values(), key=lambda h: -h.score)[:limit]
 
     def _corpus(self) -> tuple[int, float, float]:
@@ -304,7 +304,7 @@ class PostgresSearch:
     def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]:
         """A snippet per chunk with the query's words (stemmed) and CJK runs marked."""
         words = [text_index.fold(w) for w in query.words]
-        needles = list(query.substrings) + _runs(query.trigrams)
+        needles = list(query.substrings) + query.cjk_runs()
         if query.raw is not None:
             try:
                 phrases = text_index.RawQuery(query.raw).phrases()
@@ -403,29 +403,3 @@ def _chunk(idx: int, start: int, end: int, heading: str) -> Chunk:
 
 def _unesc(value: Any) -> str:
     return unesc(str(value))
-
-
-def _merge(scores: dict[str, KeywordHit], hit: KeywordHit, *, keep_best: bool = False) -> None:
-    """Combine evidence for one document: scores from the two vectors add up."""
-    current = scores.get(hit.doc_id)
-    if current is None:
-        scores[hit.doc_id] = hit
-    elif keep_best:
-        if hit.score > current.score:
-            scores[hit.doc_id] = hit
-    else:
-        best = hit if hit.score > current.score else current
-        scores[hit.doc_id] = KeywordHit(
-            best.doc_id, best.chunk_id, current.score + hit.score, best.chunk
-        )
-
-
-def _runs(trigrams: Sequence[str]) -> list[str]:
-    """Glue overlapping query trigrams back into the CJK runs they came from."""
-    runs: list[str] = []
-    for gram in trigrams:
-        if runs and runs[-1][-2:] == gram[:2]:
-            runs[-1] += gram[2]
-        else:
-            runs.append(gram)
-    return runs

@@ -15,11 +15,11 @@ import apsw
 import numpy as np
 
 from ..errors import InvalidQuery, NotATroveStore, SchemaTooNew, StoreError
-from ..models import Chunk, Document
+from ..models import DOCUMENT_FIELDS, Chunk, Document
 from ..search import snippet
 from ..search.filters import Filters
 from ..search.query import ParsedQuery, has_cjk
-from ..search.ranking import collapse
+from ..search.ranking import collapse, merge_evidence
 from ..timeutil import to_epoch, to_iso
 from .base import ChunkRow, KeywordHit
 from .sqlite_conn import SerializedConnection
@@ -29,33 +29,7 @@ from .sqlite_vectors import VectorStorage, load_extension
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
-_DOC_COLUMNS = [
-    "id",
-    "namespace",
-    "scope",
-    "session_id",
-    "source",
-    "source_id",
-    "dedupe_key",
-    "doc_type",
-    "title",
-    "author",
-    "participants",
-    "timestamp",
-    "url",
-    "thread_id",
-    "channel",
-    "tags",
-    "metadata",
-    "text",
-    "content_hash",
-    "importance",
-    "author_tier",
-    "created_at",
-    "updated_at",
-    "deleted_at",
-    "expires_at",
-]
+_DOC_COLUMNS = list(DOCUMENT_FIELDS)
 _HEADER_COLUMNS = [c for c in _DOC_COLUMNS if c != "text"]
 _TIME_COLUMNS = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
 _JSON_LIST_COLUMNS = ("participants", "tags")
@@ -306,20 +280,20 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
         for table, match in searches:
             if match:
                 for hit in self._fts(table, match, where, params, limit):
-                    _merge(scores, hit)
+                    merge_evidence(scores, hit)
         if not scores and query.raw is None and query.words and not query.trigrams:
             # Nothing by whole words: look for them as substrings ("rediss", "kube").
             fallback = query.latin_trigram_match()
             if fallback:
                 for hit in self._fts("chunk_tri", fallback, where, params, limit):
-                    _merge(scores, hit)
+                    merge_evidence(scores, hit)
         substrings = query.substrings
         if not scores and query.raw is None and query.trigrams:
             # No trigram of a short CJK query occurs ("伞北京"): look for its bigrams.
             substrings = substrings + query.bigrams()
         if substrings:
             for hit in self._substring_search(substrings, where, params, limit):
-                _merge(scores, hit)
+                merge_evidence(scores, hit)
         ranked = sorted(scores.values(), key=lambda h: (-h.score, h.doc_id))
         return ranked[:limit]
 
@@ -390,7 +364,7 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
         words = list(query.words) + [t for t in raw_terms if not has_cjk(t)]
         stems = {t for w in words for _, _, t in self._tokenize(w.encode(), query=True)}
         needles = list(query.substrings) + [t for t in raw_terms if has_cjk(t)]
-        needles += _runs(query.trigrams)
+        needles += query.cjk_runs()
         found = {}
         for cid, (_, text) in self._chunk_texts(chunk_ids).items():
             spans = snippet.word_intervals(self._tokenize, text, stems) if stems else []
@@ -438,7 +412,7 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
                     score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(folded) / 600))
             chunk = Chunk(index=idx, start=start, end=end, heading=heading)
             hit = KeywordHit(str(doc_id), int(cid), score, chunk)
-            _merge(best, hit, keep_best=True)
+            merge_evidence(best, hit, keep_best=True)
         return sorted(best.values(), key=lambda h: -h.score)[:limit]
 
     # --- statistics -------------------------------------------------------------------
@@ -544,32 +518,6 @@ def _filter_sql(filters: Filters, now: float) -> tuple[str, tuple[Any, ...]]:
             clauses.append("json_extract(d.metadata, ?) = ?")
             params.extend((path, int(value) if isinstance(value, bool) else value))
     return " AND ".join(clauses), tuple(params)
-
-
-def _merge(scores: dict[str, KeywordHit], hit: KeywordHit, *, keep_best: bool = False) -> None:
-    """Combine evidence for one document: scores from different indexes add up."""
-    current = scores.get(hit.doc_id)
-    if current is None:
-        scores[hit.doc_id] = hit
-    elif keep_best:
-        if hit.score > current.score:
-            scores[hit.doc_id] = hit
-    else:
-        best = hit if hit.score > current.score else current
-        scores[hit.doc_id] = KeywordHit(
-            best.doc_id, best.chunk_id, current.score + hit.score, best.chunk
-        )
-
-
-def _runs(trigrams: Sequence[str]) -> list[str]:
-    """Glue overlapping query trigrams back into the CJK runs they came from."""
-    runs: list[str] = []
-    for gram in trigrams:
-        if runs and runs[-1][-2:] == gram[:2]:
-            runs[-1] += gram[2]
-        else:
-            runs.append(gram)
-    return runs
 
 
 def _match_terms(match: str) -> list[str]:

@@ -46,7 +46,13 @@ def emit(data: Any) -> None:
 def open_store(ctx: click.Context) -> Iterator[trove.Store]:
     """The store named by --db; library errors in the block become a clean message."""
     try:
-        with trove.open(ctx.obj["db"], embedder=ctx.obj["embedder"]) as kb:
+        # --embedder chooses the model of a new store; an existing one keeps its own.
+        name = ctx.obj["embedder"]
+        if name is None:
+            options: dict[str, Any] = {"embedder": None}
+        else:
+            options = {"default_embedder": "default" if name == "auto" else name}
+        with trove.open(ctx.obj["db"], **options) as kb:
             yield kb
     except TroveError as exc:
         raise click.ClickException(str(exc)) from None

@@ -10,11 +10,11 @@ steps, and a search between them could see the rows without their vectors. So a
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from .. import errors
+from ..rwlock import ReadWriteLock
 from ..store import Store
 from ..workspace import Workspace
 from .config import Rights
@@ -46,7 +46,7 @@ class Guard:
     def __init__(self, store: Store, *, author_tier: str) -> None:
         self.store = store
         self.author_tier = author_tier
-        self._lock = _ReadWriteLock()
+        self._lock = ReadWriteLock()
 
     def workspace(self, rights: Rights, session: str | None = None) -> Workspace:
         """The caller's workspace; a session fixed by configuration wins over the request's."""
@@ -61,55 +61,10 @@ class Guard:
 
     @contextmanager
     def read(self, rights: Rights, session: str | None = None) -> Iterator[Workspace]:
-        with self._lock.shared():
+        with self._lock.read():
             yield self.workspace(rights, session)
 
     @contextmanager
     def write(self, rights: Rights, session: str | None = None) -> Iterator[Workspace]:
-        with self._lock.exclusive():
+        with self._lock.write():
             yield self.workspace(rights, session)
-
-
-class _ReadWriteLock:
-    """Readers run together; a writer runs alone, and a waiting writer holds off new
-    readers (so a steady stream of searches cannot starve writes)."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._writing = False
-        self._waiting = 0
-
-    @contextmanager
-    def shared(self) -> Iterator[None]:
-        with self._cond:
-            while self._writing or self._waiting:
-                self._cond.wait()
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
-
-    @contextmanager
-    def exclusive(self) -> Iterator[None]:
-        with self._cond:
-            self._waiting += 1
-            try:
-                while self._writing or self._readers:
-                    self._cond.wait()
-            except BaseException:  # interrupted while waiting: let held-off readers go on
-                self._waiting -= 1
-                self._cond.notify_all()
-                raise
-            self._waiting -= 1
-            self._writing = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._writing = False
-                self._cond.notify_all()

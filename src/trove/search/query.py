@@ -87,6 +87,16 @@ class ParsedQuery:
             return self.raw if self.raw_cjk else None
         return _or(self.trigrams)
 
+    def cjk_runs(self) -> list[str]:
+        """The CJK runs the trigrams came from, glued back from their overlaps."""
+        runs: list[str] = []
+        for gram in self.trigrams:
+            if runs and runs[-1][-2:] == gram[:2]:
+                runs[-1] += gram[2]
+            else:
+                runs.append(gram)
+        return runs
+
     def bigrams(self) -> tuple[str, ...]:
         """CJK bigrams, a substring fallback when no trigram of the query occurs."""
         grams = {t[:2] for t in self.trigrams} | {t[1:] for t in self.trigrams}

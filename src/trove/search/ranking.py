@@ -34,6 +34,24 @@ def collapse(
     return list(best.values())
 
 
+def merge_evidence(
+    scores: dict[str, KeywordHit], hit: KeywordHit, *, keep_best: bool = False
+) -> None:
+    """Combine evidence for one document: scores from different indexes add up
+    (``keep_best``: keep the better of two hits instead)."""
+    current = scores.get(hit.doc_id)
+    if current is None:
+        scores[hit.doc_id] = hit
+    elif keep_best:
+        if hit.score > current.score:
+            scores[hit.doc_id] = hit
+    else:
+        best = hit if hit.score > current.score else current
+        scores[hit.doc_id] = KeywordHit(
+            best.doc_id, best.chunk_id, current.score + hit.score, best.chunk
+        )
+
+
 @dataclass
 class Fused:
     """One document after fusion, with each retriever's rank and score kept for explain."""

@@ -20,13 +20,12 @@ Latency, recall and memory at 10k-1M rows: bench/vector_index.py.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 
 import numpy as np
 
 from trove.errors import InvalidInput
+from trove.rwlock import ReadWriteLock
 
 _SCALE = 32767.0  # int16 code of a coordinate in [-1, 1]
 _EXACT_MAX = 4_096  # up to this many eligible rows, score them all: exact, ~1 ms
@@ -37,45 +36,6 @@ _BATCH = 16_384  # rows encoded, moved or scored at a time: bounds temporary mem
 _MIN_DEAD = 1_024  # compact once this many rows, and a quarter of all rows, are dead
 _MIN_RECENT = 4_096  # out-of-order ids wait in a dict until there are this many (or n/8)
 _ROTATION_SEED = 0x7A0E
-
-
-class _ReadWriteLock:
-    """Searches run together; a mutation runs alone, and a waiting one holds off new searches."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._writing = False
-        self._writers_waiting = 0
-
-    @contextmanager
-    def read(self) -> Iterator[None]:
-        with self._cond:
-            while self._writing or self._writers_waiting:
-                self._cond.wait()
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
-
-    @contextmanager
-    def write(self) -> Iterator[None]:
-        with self._cond:
-            self._writers_waiting += 1
-            while self._writing or self._readers:
-                self._cond.wait()
-            self._writers_waiting -= 1
-            self._writing = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._writing = False
-                self._cond.notify_all()
 
 
 class VectorIndex:
@@ -89,7 +49,7 @@ class VectorIndex:
         rng = np.random.default_rng(_ROTATION_SEED)
         q, _ = np.linalg.qr(rng.standard_normal((dimension, dimension)))
         self._rotation = q.astype(np.float32)
-        self._lock = _ReadWriteLock()
+        self._lock = ReadWriteLock()
         self._reset()
 
     def _reset(self) -> None:
