@@ -9,7 +9,6 @@ over the same matching chunks, so nothing else is kept in step with writes.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -24,7 +23,7 @@ from ..models import Chunk, Document, Edge
 from ..search import snippet
 from ..search.filters import Filters
 from ..search.query import ParsedQuery, has_cjk
-from ..search.ranking import collapse, merge_evidence
+from ..search.ranking import collapse, merge_evidence, substring_scores
 from ..timeutil import to_iso
 from . import postgres_text as text_index
 from .base import KeywordHit
@@ -229,15 +228,9 @@ class PostgresSearch:
             [*terms, *params],
         )
         total = self._corpus()[0] or 1
-        frequency = {t: sum(1 for r in rows if t in r[6]) for t in terms}
+        scores = substring_scores([r[6] for r in rows], terms, total)
         best: dict[str, KeywordHit] = {}
-        for cid, doc_id, idx, start, end, heading, folded in rows:
-            score = 0.0
-            for term in terms:
-                tf = folded.count(term)
-                if tf:
-                    idf = math.log((total - frequency[term] + 0.5) / (frequency[term] + 0.5) + 1)
-                    score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(folded) / 600))
+        for (cid, doc_id, idx, start, end, heading, _), score in zip(rows, scores, strict=True):
             hit = KeywordHit(_unesc(doc_id), int(cid), score, _chunk(idx, start, end, heading))
             merge_evidence(best, hit, keep_best=True)
         return sorted(best.values(), key=lambda h: -h.score)[:limit]

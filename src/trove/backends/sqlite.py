@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -19,7 +18,7 @@ from ..models import DOCUMENT_FIELDS, Chunk, Document
 from ..search import snippet
 from ..search.filters import Filters
 from ..search.query import ParsedQuery, has_cjk
-from ..search.ranking import collapse, merge_evidence
+from ..search.ranking import collapse, merge_evidence, substring_scores
 from ..timeutil import to_epoch, to_iso
 from .base import ChunkRow, KeywordHit
 from .sqlite_conn import SerializedConnection
@@ -401,15 +400,9 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
         )
         rows = list(self.conn.execute(sql, (*terms, *params)))
         total = max(1, int(self._scalar("SELECT count(*) FROM chunk")))
-        frequency = {t: sum(1 for r in rows if t in r[6]) for t in terms}
+        scores = substring_scores([r[6] for r in rows], terms, total)
         best: dict[str, KeywordHit] = {}
-        for doc_id, cid, idx, start, end, heading, folded in rows:
-            score = 0.0
-            for term in terms:
-                tf = folded.count(term)
-                if tf:
-                    idf = math.log((total - frequency[term] + 0.5) / (frequency[term] + 0.5) + 1)
-                    score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(folded) / 600))
+        for (doc_id, cid, idx, start, end, heading, _), score in zip(rows, scores, strict=True):
             chunk = Chunk(index=idx, start=start, end=end, heading=heading)
             hit = KeywordHit(str(doc_id), int(cid), score, chunk)
             merge_evidence(best, hit, keep_best=True)

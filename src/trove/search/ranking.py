@@ -9,6 +9,7 @@ z-score 0.9260); RRF was lower on both (0.7149, 0.9244).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,23 @@ def merge_evidence(
         scores[hit.doc_id] = KeywordHit(
             best.doc_id, best.chunk_id, current.score + hit.score, best.chunk
         )
+
+
+def substring_scores(texts: Sequence[str], terms: Sequence[str], total: int) -> list[float]:
+    """A BM25-like score of each (lowercased) text for terms matched as substrings, when
+    no index can count them (CJK words under three characters): idf from how many of
+    ``texts`` hold a term among ``total`` chunks, length normalized around 600 chars."""
+    frequency = {t: sum(1 for text in texts if t in text) for t in terms}
+    scores = []
+    for text in texts:
+        score = 0.0
+        for term in terms:
+            tf = text.count(term)
+            if tf:
+                idf = math.log((total - frequency[term] + 0.5) / (frequency[term] + 0.5) + 1)
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(text) / 600))
+        scores.append(score)
+    return scores
 
 
 @dataclass
