@@ -99,7 +99,7 @@ def main() -> None:
     for how in ("minmax", "zscore", "max"):
         for depth in (20, 50, 100, 200):
             cells = []
-            for weight in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+            for weight in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
                 run = fused_run(runs, source, weight, how, depth)
                 cells.append(f"{weight}:{_data.evaluate(run, judged)['nDCG@10']:.4f}")
             print(f"{how:<7}{depth:>4}  " + "  ".join(cells))

@@ -129,25 +129,9 @@ def timed(kb: trove.Store, tree: Path, **options: Any) -> dict[str, Any]:
     }
 
 
-def without_trigram_index(kb: trove.Store) -> None:
-    """What-if, on a scratch store only: stop indexing chunks into the trigram index, to
-    measure what that index costs the write path (see the README's ingest section)."""
-    conn = kb.backend.conn  # type: ignore[attr-defined]
-    rows = conn.execute(
-        "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'chunk_ai'"
-    )
-    kept = "\n".join(line for line in rows[0][0].splitlines() if "chunk_tri" not in line)
-    conn.execute("DROP TRIGGER chunk_ai")
-    conn.execute(kept)
-
-
-def sync_runs(tree: Path, files: int, what_if: bool) -> dict[str, Any]:
+def sync_runs(tree: Path, files: int) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        if what_if:
-            with trove.open(Path(tmp) / "what-if.db", embedder=None) as kb:
-                without_trigram_index(kb)
-                results["first_without_trigram_index"] = timed(kb, tree)
         with trove.open(Path(tmp) / "kb.db", embedder=None) as kb:
             results["first"] = timed(kb, tree)
             results["unchanged"] = timed(kb, tree)
@@ -223,11 +207,6 @@ def main() -> None:
     parser.add_argument("--formats", action="store_true", help="Also time HTML, PDF, mail.")
     parser.add_argument("--format-files", type=int, default=200)
     parser.add_argument("--save", action="store_true", help="Write bench/results/ingest.json.")
-    parser.add_argument(
-        "--what-if-no-trigram",
-        action="store_true",
-        help="Also time a first ingest into a scratch store without the trigram index.",
-    )
     args = parser.parse_args()
     import _data
 
@@ -240,7 +219,7 @@ def main() -> None:
             took = time.perf_counter() - started
             print(f"built {args.files} files, {size / 1e6:.1f} MB, in {took:.1f} s")
         results: dict[str, Any] = {"machine": _data.machine(), "files": args.files}
-        results.update(sync_runs(tree, args.files, args.what_if_no_trigram))
+        results.update(sync_runs(tree, args.files))
     if args.formats:
         results["formats"] = format_runs(args.format_files)
     print_results(results)
@@ -258,8 +237,6 @@ def print_results(results: dict[str, Any]) -> None:
         ("first ingest (counting embedder)", results["embedded_first"]),
         ("1% of files changed", after),
     ]
-    if "first_without_trigram_index" in results:
-        rows.append(("what-if: no trigram index", results["first_without_trigram_index"]))
     print(f"{'run':34} {'wall s':>8} {'cpu s':>8} {'files/s':>9} {'chunks/s':>9}")
     for name, run in rows:
         print(

@@ -1,4 +1,4 @@
-"""Keyword search: BM25 over FTS5 words and trigrams, plain-text queries, filters."""
+"""Keyword search: BM25 over words and CJK bigrams, plain-text queries, filters."""
 
 from __future__ import annotations
 
@@ -78,16 +78,26 @@ def test_titles_are_searchable(notes: trove.Store) -> None:
     assert titles(notes.search("marathon")) == ["Marathon"]
 
 
-def test_chinese_query_uses_trigrams(notes: trove.Store) -> None:
+def test_chinese_query_uses_bigrams(notes: trove.Store) -> None:
     assert titles(notes.search("知识库迁移")) == ["数据库迁移"]
 
 
+def test_chinese_hits_rank_by_the_bigrams_they_share(kb: trove.Store) -> None:
+    kb.add_many(
+        [
+            {"text": "我们把知识库迁移到新的服务器上。", "title": "all"},
+            {"text": "知识分子的故事和迁徙。", "title": "one"},
+            {"text": "图书馆今天不开门。", "title": "none"},
+        ]
+    )
+    assert titles(kb.search("知识库迁移")) == ["all", "one"]
+
+
 @pytest.mark.parametrize("query", ["北京", "库", "伞北京"])
-def test_short_cjk_queries_find_substrings(notes: trove.Store, query: str) -> None:
-    if query == "伞北京":
-        assert titles(notes.search(query)) == ["数据库迁移"]  # 3 chars: trigram of the run
-        return
-    assert "数据库迁移" in titles(notes.search(query))
+def test_short_cjk_queries(notes: trove.Store, query: str) -> None:
+    # "北京" is one bigram; "库" has none and is found as a substring; of "伞北京"'s
+    # bigrams only "北京" occurs.
+    assert titles(notes.search(query)) == ["数据库迁移"]
 
 
 def test_short_cjk_query_with_no_match_is_empty(notes: trove.Store) -> None:
@@ -96,7 +106,10 @@ def test_short_cjk_query_with_no_match_is_empty(notes: trove.Store) -> None:
 
 def test_japanese_and_korean(notes: trove.Store) -> None:
     assert titles(notes.search("検索エンジン")) == ["会議"]
+    assert titles(notes.search("会議")) == ["会議"]  # the title, a two-character word
+    assert titles(notes.search("東京で")) == ["会議"]  # kanji and kana in one run
     assert titles(notes.search("검색 엔진")) == ["한국어"]
+    assert titles(notes.search("문서")) == ["한국어"]
 
 
 def test_mixed_script_query_uses_both_indexes(notes: trove.Store) -> None:
@@ -105,8 +118,19 @@ def test_mixed_script_query_uses_both_indexes(notes: trove.Store) -> None:
     assert "Cache decision" in hits
 
 
+def test_latin_words_written_against_chinese(kb: trove.Store) -> None:
+    kb.add("我们使用SQLite文件保存知识库，版本3.45。", title="glued")
+    kb.add("SQLite is a library.", title="apart")
+    assert titles(kb.search("SQLite文件")) == ["glued"]
+    assert "glued" in titles(kb.search("知识库 sqlite"))
+
+
 def test_substring_fallback_for_partial_words(notes: trove.Store) -> None:
     assert titles(notes.search("marath")) == ["Marathon"]
+    notes.add("We run kubernetes clusters behind the gateway.", title="Ops")
+    assert titles(notes.search("kube")) == ["Ops"]  # the start of a word
+    assert titles(notes.search("bernet")) == ["Ops"]  # inside a word
+    assert notes.search("zzyzx") == []
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])
@@ -164,6 +188,13 @@ def test_raw_mode_passes_fts5_syntax(notes: trove.Store) -> None:
     assert titles(notes.search("redis AND cache", raw=True)) == ["Cache decision"]
     assert notes.search("redis AND marathon", raw=True) == []
     assert titles(notes.search("runn*", raw=True)) == ["Marathon"]
+
+
+def test_raw_mode_with_cjk_matches_unbroken_text(notes: trove.Store) -> None:
+    assert titles(notes.search("知识库 AND 北京", raw=True)) == ["数据库迁移"]
+    assert notes.search("知识库 NOT 北京", raw=True) == []
+    assert titles(notes.search('"知识库迁移"', raw=True)) == ["数据库迁移"]
+    assert notes.search('"知识迁移"', raw=True) == []  # both bigram pairs occur, apart
 
 
 def test_raw_mode_bad_syntax_is_invalid_query(notes: trove.Store) -> None:

@@ -242,6 +242,26 @@ def test_query_in_a_script_the_embedder_does_not_know_is_keyword_ranked(target: 
         assert hits[0].explain["weights"] == {"keyword": 1.0, "semantic": 0.0}  # type: ignore[index]
 
 
+@pytest.mark.parametrize(
+    ("option", "cjk", "latin"),
+    [
+        ({}, {"keyword": 0.7, "semantic": 0.3}, {"keyword": 0.5, "semantic": 0.5}),
+        (
+            {"keyword_weight": 0.4},
+            {"keyword": 0.4, "semantic": 0.6},
+            {"keyword": 0.4, "semantic": 0.6},
+        ),
+    ],
+)
+def test_cjk_queries_lean_on_keywords_unless_a_weight_is_set(
+    target: str, option: dict[str, float], cjk: dict[str, float], latin: dict[str, float]
+) -> None:
+    with trove.open(target, embedder="hash:64", **option) as kb:
+        kb.add_many([{"text": "北京是中国的首都。"}, {"text": "The capital of France."}])
+        assert kb.search("中国的首都", explain=True)[0].explain["weights"] == cjk  # type: ignore[index]
+        assert kb.search("capital", explain=True)[0].explain["weights"] == latin  # type: ignore[index]
+
+
 @pytest.mark.sqlite_only
 def test_reembed_switches_embedder_in_one_step(tmp_path: Path) -> None:
     path = tmp_path / "kb.db"

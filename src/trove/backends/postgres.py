@@ -153,6 +153,9 @@ class PostgresBackend(PostgresVectors, PostgresSearch):
     def close(self) -> None:
         self.pool.close()
 
+    def warm(self) -> None:
+        """Nothing to load: PostgreSQL's indexes live in the server."""
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic write; nests (inner blocks join the outer transaction)."""

@@ -124,7 +124,7 @@ class PostgresSearch:
         if grams:
             for hit in self._ranked("grams", grams, where, params, limit):
                 merge_evidence(scores, hit)
-        if not scores and query.words and not query.trigrams:
+        if not scores and query.words:
             # Nothing by whole words: look for them as substrings ("rediss", "kube").
             terms = [w for w in folded if len(w) >= 3]
             if terms:

@@ -117,7 +117,7 @@ def grams(text: str) -> list[str]:
 
 
 def query_grams(query: ParsedQuery) -> list[str]:
-    """Gram tokens for the CJK part of a parsed query: bigrams of long runs, short runs whole."""
+    """Gram tokens for the CJK part of a parsed query: its bigrams, one-character runs whole."""
     tokens = list(query.bigrams())
     tokens += [s.lower() for s in query.substrings]
     return list(dict.fromkeys(tokens))

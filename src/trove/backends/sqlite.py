@@ -17,8 +17,9 @@ from ..errors import InvalidQuery, NotATroveStore, SchemaTooNew, StoreError
 from ..models import DOCUMENT_FIELDS, Chunk, Document
 from ..search import snippet
 from ..search.filters import Filters
-from ..search.query import ParsedQuery, has_cjk
-from ..search.ranking import collapse, merge_evidence, substring_scores
+from ..search.keyword import Ranker, WordSearcher
+from ..search.query import ParsedQuery, cjk_text, has_cjk, quote
+from ..search.ranking import WIDEN, collapse, first_window, merge_evidence, substring_scores
 from ..timeutil import to_epoch, to_iso
 from .base import ChunkRow, KeywordHit
 from .sqlite_conn import SerializedConnection
@@ -27,6 +28,8 @@ from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate
 from .sqlite_vectors import VectorStorage, load_extension
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+# Indexed words tried for one partial query word ("kube" -> "kubernet", "kubectl", ...).
+_PARTIAL_TERMS = 16
 
 _DOC_COLUMNS = list(DOCUMENT_FIELDS)
 _HEADER_COLUMNS = [c for c in _DOC_COLUMNS if c != "text"]
@@ -62,13 +65,22 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
         self._word_tokenizer = raw.fts5_tokenizer(
             "porter", ["unicode61", "remove_diacritics", "2"]
         )
+        self._words = WordSearcher(self)
+        # Chunk ids dropped and added by the open transaction, told to the in-memory
+        # word index when it commits.
+        self._chunk_changes: tuple[list[int], list[int]] = ([], [])
 
     def _check_is_trove(self) -> int:
         """Schema version of the file; refuses foreign and newer files before any write."""
-        app_id = self._scalar("PRAGMA application_id")
-        version = int(self._scalar("PRAGMA user_version"))
+        # One statement, so one snapshot: another connection may be creating the file.
+        row = self._one(
+            "SELECT (SELECT application_id FROM pragma_application_id), "
+            "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)"
+        )
+        assert row is not None
+        app_id, version, objects = row[0], int(row[1]), row[2]
         if app_id != APPLICATION_ID:
-            if self._scalar("SELECT count(*) FROM sqlite_schema"):
+            if objects:
                 raise NotATroveStore(
                     f"{self.path} is a SQLite database but not a trove store; "
                     "give trove a new path or a trove file"
@@ -82,7 +94,13 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
         return version
 
     def close(self) -> None:
+        self._words.close()
         self.conn.close()
+
+    def warm(self) -> None:
+        """Load the in-memory indexes now rather than at the first query that needs them."""
+        self._words.warm()
+        self.warm_vectors()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -107,8 +125,12 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
                 raise
             else:
                 self.conn.execute("COMMIT")
+                dropped, added = self._chunk_changes
+                if dropped or added:  # told in commit order: still under the lock
+                    self._words.committed(dropped, added)
             finally:
                 self._depth = 0
+                self._chunk_changes = ([], [])
 
     # --- meta -------------------------------------------------------------------------
 
@@ -194,6 +216,13 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
                     ),
                 )
                 ids.append(self.conn.last_insert_rowid())
+                grams = cjk_text(row.head, row.text)
+                if grams is not None:  # only text with CJK pays for the bigram index
+                    self.conn.execute(
+                        "INSERT INTO chunk_cjk (rowid, grams) VALUES (?, ?)", (ids[-1], grams)
+                    )
+            self._chunk_changes[0].extend(dropped)
+            self._chunk_changes[1].extend(ids)
             return dropped, ids
 
     def export_chunks(
@@ -244,6 +273,8 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
                 )
             ]
             for doc_id in ids:
+                chunks = self.conn.execute("SELECT id FROM chunk WHERE doc_id = ?", (doc_id,))
+                self._chunk_changes[0].extend(int(r[0]) for r in chunks)
                 self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
                 self.conn.execute("DELETE FROM document WHERE id = ?", (doc_id,))
         if ids:
@@ -272,52 +303,66 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
     ) -> list[KeywordHit]:
-        """Documents by best-chunk BM25, over the word index, the trigram index or both."""
+        """Documents by best-chunk BM25, over the word index, the CJK bigram index or both."""
         where, params = _filter_sql(filters, now)
         scores: dict[str, KeywordHit] = {}
-        searches = [("chunk_fts", query.word_match()), ("chunk_tri", query.trigram_match())]
+        searches = [("chunk_fts", query.word_match()), ("chunk_cjk", query.cjk_match())]
         for table, match in searches:
             if match:
-                for hit in self._fts(table, match, where, params, limit):
+                ranker = self._word_ranker(query) if table == "chunk_fts" else None
+                for hit in self._fts(table, match, where, params, limit, ranker):
                     merge_evidence(scores, hit)
-        if not scores and query.raw is None and query.words and not query.trigrams:
-            # Nothing by whole words: look for them as substrings ("rediss", "kube").
-            fallback = query.latin_trigram_match()
-            if fallback:
-                for hit in self._fts("chunk_tri", fallback, where, params, limit):
+        if not scores and query.raw is None and query.words:
+            # Nothing by whole words: look for them as parts of words ("marath", "kube").
+            for match in self._partial_words(query.words):
+                for hit in self._fts("chunk_fts", match, where, params, limit):
                     merge_evidence(scores, hit)
-        substrings = query.substrings
-        if not scores and query.raw is None and query.trigrams:
-            # No trigram of a short CJK query occurs ("伞北京"): look for its bigrams.
-            substrings = substrings + query.bigrams()
-        if substrings:
-            for hit in self._substring_search(substrings, where, params, limit):
+                if scores:
+                    break
+        if query.substrings:
+            for hit in self._substring_search(query.substrings, where, params, limit):
                 merge_evidence(scores, hit)
         ranked = sorted(scores.values(), key=lambda h: (-h.score, h.doc_id))
         return ranked[:limit]
 
+    def _word_ranker(self, query: ParsedQuery) -> Ranker | None:
+        """The in-memory word index's ranking of a plain query, when it is built."""
+        if query.raw is not None or not query.words:
+            return None
+        return self._words.ranker(query.words)
+
     def _fts(
-        self, table: str, match: str, where: str, params: tuple[Any, ...], limit: int
+        self,
+        table: str,
+        match: str,
+        where: str,
+        params: tuple[Any, ...],
+        limit: int,
+        ranker: Ranker | None = None,
     ) -> list[KeywordHit]:
-        # Rank chunks inside FTS5 alone (its fast path), then filter and collapse them to
-        # documents; if the filter leaves too few documents, widen the window and retry.
-        window = max(limit * 3, 50)  # chunks per document are few; widened if short
+        # Rank chunks alone (FTS5's fast path, or the in-memory index's ranking of the same
+        # query), then filter and collapse them to documents; if the filter leaves too few
+        # documents, widen the window and retry.
+        window = first_window(limit)
         while True:
-            try:
-                ranked = [
-                    (int(cid), float(score))
-                    for cid, score in self.conn.execute(
-                        f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? "
-                        "ORDER BY rank LIMIT ?",
-                        (match, window),
-                    )
-                ]
-            except apsw.SQLError as exc:
-                raise InvalidQuery(f"cannot parse the query: {exc}") from None
+            ranked = ranker(window) if ranker else self._fts_ranked(table, match, window)
             hits = collapse(ranked, self._allowed([c for c, _ in ranked], where, params), limit)
             if len(hits) >= limit or len(ranked) < window:
                 return hits
-            window *= 8
+            window *= WIDEN
+
+    def _fts_ranked(self, table: str, match: str, window: int) -> list[tuple[int, float]]:
+        try:
+            return [
+                (int(cid), float(score))
+                for cid, score in self.conn.execute(
+                    f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? "
+                    "ORDER BY rank LIMIT ?",
+                    (match, window),
+                )
+            ]
+        except apsw.SQLError as exc:
+            raise InvalidQuery(f"cannot parse the query: {exc}") from None
 
     def filter_chunks(
         self, chunk_ids: Sequence[int], filters: Filters, now: float
@@ -333,7 +378,7 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             "SELECT c.id, c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
             # CROSS JOIN fixes the join order: the few ranked ids drive the lookups.
             "FROM json_each(?) AS r CROSS JOIN chunk c ON c.id = r.value "
-            f"CROSS JOIN document d ON d.id = c.doc_id WHERE {where}",
+            f"CROSS JOIN document d INDEXED BY document_visible ON d.id = c.doc_id WHERE {where}",
             (json.dumps(list(chunk_ids)), *params),
         )
         return {
@@ -345,7 +390,8 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
         """The documents among ``doc_ids`` that pass ``filters``."""
         where, params = _filter_sql(filters, now)
         rows = self.conn.execute(
-            "SELECT d.id FROM json_each(?) AS r CROSS JOIN document d ON d.id = r.value "
+            "SELECT d.id FROM json_each(?) AS r "
+            "CROSS JOIN document d INDEXED BY document_visible ON d.id = r.value "
             f"WHERE {where}",
             (json.dumps(list(doc_ids)), *params),
         )
@@ -372,6 +418,25 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             found[cid] = snippet.make(text, spans)
         return found
 
+    def newest_chunk_id(self) -> int:
+        return int(self._scalar("SELECT max(id) FROM chunk") or 0)
+
+    def chunk_texts(self, chunk_ids: Sequence[int]) -> list[tuple[int, str]]:
+        """(id, head and text) of these chunks, by id: what the word index tokenizes."""
+        rows = self.conn.execute(
+            "SELECT id, head || char(10) || text FROM chunk "
+            "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            (json.dumps(list(chunk_ids)),),
+        )
+        return [(int(cid), str(text)) for cid, text in rows]
+
+    def chunk_texts_after(self, after: int, limit: int) -> list[tuple[int, str]]:
+        rows = self.conn.execute(
+            "SELECT id, head || char(10) || text FROM chunk WHERE id > ? ORDER BY id LIMIT ?",
+            (after, limit),
+        )
+        return [(int(cid), str(text)) for cid, text in rows]
+
     def _chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         rows = self.conn.execute(
             "SELECT id, head, text FROM chunk WHERE id IN (SELECT value FROM json_each(?))",
@@ -385,12 +450,41 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             tokens: Any = self._word_tokenizer(data, reason, None)
         return [(int(t[0]), int(t[1]), str(t[2])) for t in tokens]
 
+    def _partial_words(self, words: Sequence[str]) -> Iterator[str]:
+        """FTS5 expressions for query words (three letters or more) that are parts of
+        indexed words, cheapest first: the words as prefixes ("marath" -> "marathon",
+        answered by the index); then, only if that finds nothing, the indexed words that
+        contain them ("bernet" -> "kubernet"), found by scanning the word index's
+        vocabulary (~0.2 s at 100k chunks), at most ``_PARTIAL_TERMS`` a word, the most
+        frequent first.
+
+        Index terms are stems, and FTS5 stems a query term again, which can shorten it;
+        asked for as prefixes, the terms still match themselves. A piece of a word's
+        ending that stemming removed ("netes" of "kubernetes") is not found.
+        """
+        wanted = [w for w in words if len(w) >= 3]
+        if not wanted:
+            return
+        yield " OR ".join(quote(w) + "*" for w in wanted)
+        inside = [
+            str(row[0])
+            for word in wanted
+            for row in self.conn.execute(
+                "SELECT term FROM chunk_fts_vocab WHERE instr(term, ?) > 0 "
+                "ORDER BY doc DESC LIMIT ?",
+                (word, _PARTIAL_TERMS),
+            )
+        ]
+        if inside:
+            yield " OR ".join(quote(t) + "*" for t in dict.fromkeys(inside))
+
     def _substring_search(
         self, terms: Sequence[str], where: str, params: tuple[Any, ...], limit: int
     ) -> list[KeywordHit]:
-        """Chunks containing CJK words too short for trigrams, scored by a BM25-like tf·idf.
+        """Chunks containing one-character CJK words (no bigram holds them), scored by a
+        BM25-like tf·idf.
 
-        This scans the chunk text, so it is only used for 1-2 character CJK queries.
+        This scans the chunk text, so it is only used for one-character CJK words.
         """
         contains = " OR ".join("instr(lower(c.head || char(10) || c.text), ?) > 0" for _ in terms)
         sql = (

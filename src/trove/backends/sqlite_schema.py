@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 import apsw
 
+from ..search.query import cjk_text
+
 # "TROV": marks the file as ours, so a foreign SQLite database is refused untouched.
 APPLICATION_ID = 0x54524F56
 
@@ -113,7 +115,68 @@ def m003_chunk_hash(conn: apsw.Connection) -> None:
     conn.execute("CREATE INDEX chunk_hash ON chunk (text_hash)")
 
 
-MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_initial, m002_memory, m003_chunk_hash]
+def m004_cjk_bigrams(conn: apsw.Connection) -> None:
+    """CJK text gets a bigram index that only chunks holding CJK write to; the trigram
+    index, which every chunk paid for (two thirds of ingest time), is dropped.
+
+    ``chunk_cjk`` is contentless: its text is not the chunk's but the grams of it
+    (:func:`trove.search.query.cjk_text`), written by the backend beside each chunk row;
+    the delete trigger keeps it in step. ``chunk_fts_vocab`` lists the word index's terms,
+    where partial words are looked up.
+    """
+    conn.execute(
+        """
+        CREATE VIRTUAL TABLE chunk_cjk USING fts5 (
+            grams, content='', contentless_delete=1,
+            tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE chunk_fts_vocab USING fts5vocab (chunk_fts, 'row');
+        DROP TRIGGER chunk_ai;
+        DROP TRIGGER chunk_ad;
+        DROP TABLE chunk_tri;
+        CREATE TRIGGER chunk_ai AFTER INSERT ON chunk BEGIN
+            INSERT INTO chunk_fts (rowid, head, text) VALUES (new.id, new.head, new.text);
+        END;
+        CREATE TRIGGER chunk_ad AFTER DELETE ON chunk BEGIN
+            INSERT INTO chunk_fts (chunk_fts, rowid, head, text)
+                VALUES ('delete', old.id, old.head, old.text);
+            DELETE FROM chunk_cjk WHERE rowid = old.id;
+        END;
+        """
+    )
+    last = 0
+    while True:  # a page at a time: a large store's text need not fit in memory
+        rows = conn.execute(
+            "SELECT id, head, text FROM chunk WHERE id > ? ORDER BY id LIMIT 2000", (last,)
+        ).fetchall()
+        if not rows:
+            break
+        for chunk_id, head, text in rows:
+            last = int(str(chunk_id))
+            grams = cjk_text(str(head), str(text))
+            if grams is not None:
+                conn.execute(
+                    "INSERT INTO chunk_cjk (rowid, grams) VALUES (?, ?)", (chunk_id, grams)
+                )
+
+
+def m005_document_visible(conn: apsw.Connection) -> None:
+    """Search turns ranked chunks into visible documents by id, hundreds a query: an index
+    covering the visibility columns spares a read of each document row (which holds the
+    text, and puts these columns after it). Halves that step: 3.9 -> 2.0 ms for 600 ids."""
+    conn.execute(
+        "CREATE INDEX document_visible "
+        "ON document (id, namespace, scope, session_id, deleted_at, expires_at)"
+    )
+
+
+MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
+    m001_initial,
+    m002_memory,
+    m003_chunk_hash,
+    m004_cjk_bigrams,
+    m005_document_visible,
+]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -48,12 +48,21 @@ class VectorStorage:
         self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
     ) -> list[KeywordHit]:
         """Documents by best-chunk cosine similarity, filters applied inside the k-NN."""
+        return self._searcher_for(lock).search(query, filters, limit, now)
+
+    def warm_vectors(self) -> None:
+        """Load the in-memory vector index now (it is otherwise loaded by the first query)."""
+        lock = self.vector_lock()
+        if lock is not None:
+            self._searcher_for(lock).warm()
+
+    def _searcher_for(self, lock: EmbedderLock) -> SemanticSearcher:
         from ..search.semantic import SemanticSearcher
 
         searcher = self._searcher
         if searcher is None or searcher.lock != lock:
             searcher = self._searcher = SemanticSearcher(self, lock)  # type: ignore[arg-type]
-        return searcher.search(query, filters, limit, now)
+        return searcher
 
     def vectors_changed(
         self, dropped: Sequence[int], added: Sequence[int], vectors: np.ndarray

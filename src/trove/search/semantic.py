@@ -16,7 +16,7 @@ import numpy as np
 
 from ..backends.base import KeywordHit
 from .filters import Filters
-from .ranking import collapse
+from .ranking import WIDEN, collapse, first_window
 from .vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -54,6 +54,10 @@ class SemanticSearcher:
         with self._guard:
             self._index = None
 
+    def warm(self) -> None:
+        """Load (or catch up) the in-memory index now."""
+        self._current()
+
     def search(
         self, query: np.ndarray, filters: Filters, limit: int, now: float
     ) -> list[KeywordHit]:
@@ -61,7 +65,7 @@ class SemanticSearcher:
         index = self._current()
         if limit <= 0 or len(index) == 0:
             return []
-        window = min(max(limit * 3, 50), _MAX_WINDOW)
+        window = min(first_window(limit), _MAX_WINDOW)
         while True:
             ids, scores = index.search(query, window)
             hits = self._collapse(ids, scores, filters, limit, now)
@@ -69,7 +73,7 @@ class SemanticSearcher:
                 return hits
             if window >= _MAX_WINDOW:
                 break
-            window = min(window * 8, _MAX_WINDOW)
+            window = min(window * WIDEN, _MAX_WINDOW)
         # The filter is selective: search only the chunks it allows.
         allowed = np.asarray(self.backend.candidate_chunks(filters, now), dtype=np.int64)
         window = max(limit * 8, 100)
