@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             raise StoreError(f"cannot open {self.path}: {exc}") from None
         self._depth = 0
         if not self.memory:
-            self.conn.execute("PRAGMA journal_mode = WAL")
+            self._use_wal(busy_timeout_ms)
             self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute("PRAGMA foreign_keys = ON")
         load_extension(raw)
@@ -69,6 +70,23 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
         # Chunk ids dropped and added by the open transaction, told to the in-memory
         # word index when it commits.
         self._chunk_changes: tuple[list[int], list[int]] = ([], [])
+
+    def _use_wal(self, timeout_ms: int) -> None:
+        """Put the file in WAL mode (a property of the file: whoever comes first sets it).
+
+        Switching needs a lock SQLite does not wait for (the busy handler is not called),
+        so a connection racing another's first migration retries until the busy timeout.
+        """
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            try:
+                if self.conn.execute("PRAGMA journal_mode")[0][0] != "wal":
+                    self.conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except apsw.BusyError:
+                if time.monotonic() > deadline:
+                    raise StoreError(f"{self.path} is locked by another process") from None
+                time.sleep(0.005)
 
     def _check_is_trove(self) -> int:
         """Schema version of the file; refuses foreign and newer files before any write."""
