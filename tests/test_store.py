@@ -239,3 +239,16 @@ def test_file_store_persists(durable_target: str) -> None:
     with trove.open(path) as kb:
         assert kb.get(doc_id).title == "P"  # type: ignore[union-attr]
         assert kb.search("persisted")[0].doc_id == doc_id
+
+
+def test_warm_changes_no_result(kb: trove.Store) -> None:
+    for i in range(30):
+        kb.add(f"note {i} on graphs and {'vectors ' * (i % 3)}", source="s", source_id=str(i))
+    before = kb.search("graphs vectors", mode="keyword", limit=20)
+    kb.warm()
+    kb.warm()  # twice: a no-op the second time
+    after = kb.search("graphs vectors", mode="keyword", limit=20)
+    assert [h.doc_id for h in after] == [h.doc_id for h in before]
+    assert [h.score for h in after] == pytest.approx([h.score for h in before], rel=1e-9)
+    kb.add("graphs vectors vectors", source="s", source_id="late")
+    assert kb.search("graphs vectors", mode="keyword", limit=1)[0].source_id == "late"
