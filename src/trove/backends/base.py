@@ -7,7 +7,7 @@ PostgreSQL implements the same protocol.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
@@ -52,6 +52,17 @@ class EmbedderLock:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class FileStat:
+    """What an ingest saw of a file it stored: its size and times, and the hash of what it
+    read. A file that still has this size and these times still has this hash."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    content_hash: str
+
+
 class Backend(Protocol):
     """What a backend does. The store never issues SQL itself; everything goes here."""
 
@@ -76,6 +87,10 @@ class Backend(Protocol):
     def set_deleted(self, doc_id: str, when: float | None) -> bool: ...
     def purge(self, now: float) -> list[str]: ...
     def source_hashes(self, namespace: str, source: str) -> dict[str, tuple[str, str, bool]]: ...
+    def file_stats(self, namespace: str, source: str) -> dict[str, FileStat]: ...
+    def set_file_stats(
+        self, namespace: str, source: str, stats: Mapping[str, FileStat | None]
+    ) -> None: ...
     def list_documents(
         self,
         namespace: str,

@@ -102,6 +102,21 @@ ALTER TEXT SEARCH CONFIGURATION trove_words
 """
 
 
+# What ingest saw of each file it stored (see trove.ingest.known); keyed by file.
+M003 = """
+CREATE TABLE file_stat (
+    namespace text NOT NULL,
+    source text NOT NULL,
+    path text NOT NULL,
+    size bigint NOT NULL,
+    mtime_ns bigint NOT NULL,
+    ctime_ns bigint NOT NULL,
+    content_hash text NOT NULL,
+    PRIMARY KEY (namespace, source, path)
+);
+"""
+
+
 def m001_initial(conn: psycopg.Connection) -> None:
     conn.execute(M001)
 
@@ -110,7 +125,15 @@ def m002_text_search(conn: psycopg.Connection) -> None:
     conn.execute(M002)
 
 
-MIGRATIONS: list[Callable[[psycopg.Connection], None]] = [m001_initial, m002_text_search]
+def m003_file_stat(conn: psycopg.Connection) -> None:
+    conn.execute(M003)
+
+
+MIGRATIONS: list[Callable[[psycopg.Connection], None]] = [
+    m001_initial,
+    m002_text_search,
+    m003_file_stat,
+]
 LATEST_VERSION = len(MIGRATIONS)
 # Any constant of ours: the advisory lock that serializes migrations of one schema.
 _LOCK_SPACE = 0x54524F56

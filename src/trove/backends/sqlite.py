@@ -7,7 +7,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from ..search.keyword import Ranker, WordSearcher
 from ..search.query import ParsedQuery, cjk_text, has_cjk, quote
 from ..search.ranking import WIDEN, collapse, first_window, merge_evidence, substring_scores
 from ..timeutil import to_epoch, to_iso
-from .base import ChunkRow, KeywordHit
+from .base import ChunkRow, FileStat, KeywordHit
 from .sqlite_conn import SerializedConnection
 from .sqlite_memory import MemoryStorage
 from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate
@@ -315,6 +315,37 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             (namespace, source),
         )
         return {str(r[0]): (str(r[1]), str(r[2]), bool(r[3])) for r in rows}
+
+    def file_stats(self, namespace: str, source: str) -> dict[str, FileStat]:
+        """path -> what an ingest recorded of that file, for every file of a source."""
+        rows = self.conn.execute(
+            "SELECT path, size, mtime_ns, ctime_ns, content_hash FROM file_stat "
+            "WHERE namespace = ? AND source = ?",
+            (namespace, source),
+        )
+        return {str(r[0]): FileStat(int(r[1]), int(r[2]), int(r[3]), str(r[4])) for r in rows}
+
+    def set_file_stats(
+        self, namespace: str, source: str, stats: Mapping[str, FileStat | None]
+    ) -> None:
+        """Record (or, for None, forget) files' stats, in one transaction."""
+        with self.transaction():
+            self.conn.executemany(
+                "DELETE FROM file_stat WHERE namespace = ? AND source = ? AND path = ?",
+                [(namespace, source, path) for path, st in stats.items() if st is None],
+            )
+            self.conn.executemany(
+                "INSERT INTO file_stat "
+                "(namespace, source, path, size, mtime_ns, ctime_ns, content_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET size = excluded.size, "
+                "mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, "
+                "content_hash = excluded.content_hash",
+                [
+                    (namespace, source, path, st.size, st.mtime_ns, st.ctime_ns, st.content_hash)
+                    for path, st in stats.items()
+                    if st is not None
+                ],
+            )
 
     # --- keyword search ---------------------------------------------------------------
 

@@ -170,12 +170,33 @@ def m005_document_visible(conn: apsw.Connection) -> None:
     )
 
 
+def m006_file_stat(conn: apsw.Connection) -> None:
+    """Ingest records each stored file's size and times with its hash, so that a file whose
+    size and times have not changed since is known unchanged without being read (see
+    :mod:`trove.ingest.known`). Keyed by file, not document: an mbox holds many."""
+    conn.execute(
+        """
+        CREATE TABLE file_stat (
+            namespace TEXT NOT NULL,
+            source TEXT NOT NULL,
+            path TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            ctime_ns INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            PRIMARY KEY (namespace, source, path)
+        ) STRICT, WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_initial,
     m002_memory,
     m003_chunk_hash,
     m004_cjk_bigrams,
     m005_document_visible,
+    m006_file_stat,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

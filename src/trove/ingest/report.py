@@ -25,6 +25,8 @@ class IngestReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     files: int = 0
+    # Files whose content was read; the others were known unchanged by their stat.
+    files_read: int = 0
     chunks: int = 0
     links: int = 0
     seconds: float = 0.0
@@ -49,6 +51,7 @@ class IngestReport:
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
             "failed": [{"path": p, "reason": r} for p, r in self.failed],
             "files": self.files,
+            "files_read": self.files_read,
             "chunks": self.chunks,
             "links": self.links,
             "seconds": round(self.seconds, 3),

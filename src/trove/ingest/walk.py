@@ -3,7 +3,8 @@
 Each file's documents are keyed by (namespace, source, path relative to the root), so
 re-running updates in place. Per file:
 
-- unchanged (same hash as when it was stored): one hash, no parsing, no embedding;
+- unchanged (same hash as when it was stored): one hash, no parsing, no embedding; not
+  even read when its size and times are those recorded when it was stored;
 - changed: parsed again, and its document replaced in one transaction, same id;
 - new, with the content of a file that is gone: a rename or move; the document keeps
   its id (and its edges) and takes the new path;
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import writer
+from ..backends.base import FileStat
 from ..errors import (
     EmbedderError,
     EmbedderMismatch,
@@ -66,6 +68,10 @@ BATCH_BYTES = 16 * 1024 * 1024
 _BLOCK = 1 << 20
 _EMPTY = hashlib.sha256(b"").hexdigest()
 _NOTES = BY_NAME["markdown"].suffixes
+# A file modified this close before a run started may change again within the same tick
+# of its clock, keeping its size and mtime: its stat is not recorded, so the next run
+# reads it (git's "racy" files). 2 s also covers FAT's 2-second mtime resolution.
+_RACY_NS = 2_000_000_000
 # Errors about the store or the embedder, not about a file: the run stops.
 _FATAL = (EmbedderMismatch, EmbedderError, StoreError, MissingDependency)
 
@@ -104,6 +110,7 @@ def ingest(
     folder = base if base.is_dir() else base.parent
     options = ReadOptions(fields=dict(fields or {}), records=records, max_record_bytes=max_bytes)
     field_map(options.fields)  # a bad mapping fails before any file is read
+    started = time.perf_counter()
     run = _Run(
         store,
         folder,
@@ -118,7 +125,6 @@ def ingest(
     )
     if base.is_file():
         only, include, exclude = [base.name], (), ()
-    started = time.perf_counter()
     run.go(include, exclude, follow_symlinks, only)
     run.report.seconds = time.perf_counter() - started
     return run.report
@@ -142,6 +148,8 @@ class _Batch:
     size: int = 0
     # File hashes to record once this batch is stored (derived formats).
     hashes: dict[str, str] = field(default_factory=dict)
+    # File stats to record (or forget) once this batch is stored.
+    stats: dict[str, FileStat | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -149,7 +157,7 @@ class _Job:
     entry: FileEntry
     format: Format
     digest: str
-    mtime: float
+    info: os.stat_result
     moved_from: str | None
 
 
@@ -184,6 +192,8 @@ class _Run:
         self.dry_run = dry_run
         self.on_progress = progress
         self.report = IngestReport(dry_run=dry_run)
+        # Stats of files modified after this are not trusted (see _RACY_NS).
+        self.settled_before = time.time_ns() - _RACY_NS
         self.known = Known(store, namespace, source)
         self.ids_in_use = {d.doc_id: sid for sid, d in self.known.docs.items()}
         self.batch = _Batch()
@@ -220,13 +230,12 @@ class _Run:
         self._find_gone({e.rel for e in listing.files}, only)
         self.total = len(listing.files)
         self._progress("")
+        formats = [format_for(e.rel) for e in listing.files]
         # The pool starts only if enough heavy files are listed to repay its start-up.
-        self.parser.heavy_left = sum(
-            1 for e in listing.files if (f := format_for(e.rel)) and f.heavy
-        )
+        self.parser.heavy_left = sum(1 for f in formats if f is not None and f.heavy)
         try:
-            for entry in listing.files:
-                self._file(entry)
+            for entry, fmt in zip(listing.files, formats, strict=True):
+                self._file(entry, fmt)
             for job, parsed in self.parser.drain():
                 self._parsed(job, parsed)
             self._flush()
@@ -263,42 +272,82 @@ class _Run:
 
     # --- one file ---------------------------------------------------------------------
 
-    def _file(self, entry: FileEntry) -> None:
-        fmt = format_for(entry.rel)
+    def _file(self, entry: FileEntry, fmt: Format | None) -> None:
         if fmt is None:
             self.report.skipped.append((entry.rel, UNSUPPORTED))
             self._step(entry.rel)
             return
         self.report.files += 1
+        if self._same_stat(entry, fmt):
+            self._step(entry.rel)
+            return
         if fmt.stream is not None:
             self._stream(entry, fmt)
             return
         try:
-            data, mtime = _read(entry.path, self.max_bytes)
+            data, info = _read(entry.path, self.max_bytes)
         except _TooLarge:
             self._problem("skipped", entry.rel, f"larger than {self.max_bytes} bytes")
             return
         except OSError as exc:
             self._io_problem(entry.rel, exc)
             return
+        self.report.files_read += 1
         digest = hashlib.sha256(data).hexdigest()
         if self._unchanged(entry.rel, fmt, digest):
+            self._remember(entry.rel, info, digest)
             self._step(entry.rel)
             return
-        job = _Job(entry, fmt, digest, mtime, self._moved_from(entry.rel, digest))
+        job = _Job(entry, fmt, digest, info, self._moved_from(entry.rel, digest))
         self.parser.submit(job, fmt.name, entry.rel, data, self.options)
         for done, parsed in self.parser.ready():
             self._parsed(done, parsed)
+
+    def _same_stat(self, entry: FileEntry, fmt: Format) -> bool:
+        """Whether the file is unchanged by its size and times alone, not read: they are
+        those recorded with its hash, and that hash is still the stored one."""
+        recorded = self.known.stats.get(entry.rel)
+        if recorded is None:
+            return False
+        try:
+            info = os.stat(entry.path)
+        except OSError:
+            return False  # reading it says what is wrong
+        if (info.st_size, info.st_mtime_ns, info.st_ctime_ns) != (
+            recorded.size,
+            recorded.mtime_ns,
+            recorded.ctime_ns,
+        ):
+            return False
+        if fmt.stream is None and info.st_size > self.max_bytes:
+            return False  # reading it skips it, as before the limit was lowered
+        return self._unchanged(entry.rel, fmt, recorded.content_hash)
+
+    def _remember(self, rel: str, info: os.stat_result, digest: str) -> None:
+        """Record the stat of a file with the hash of what was read of it, unless it was
+        modified too recently to trust (then forget any older record)."""
+        recorded = self.known.stats.get(rel)
+        if info.st_mtime_ns >= self.settled_before:
+            if recorded is not None:
+                self.batch.stats[rel] = None
+            return
+        stat = FileStat(info.st_size, info.st_mtime_ns, info.st_ctime_ns, digest)
+        if stat != recorded:
+            self.batch.stats[rel] = stat
+            if len(self.batch.stats) >= BATCH_DOCUMENTS:
+                self._flush()
 
     def _stream(self, entry: FileEntry, fmt: Format) -> None:
         """A container read as a stream: records are stored as they come."""
         assert fmt.stream is not None
         try:
-            digest = _hash_file(entry.path)
+            digest, info = _hash_file(entry.path)
         except OSError as exc:
             self._io_problem(entry.rel, exc)
             return
+        self.report.files_read += 1
         if self._unchanged(entry.rel, fmt, digest):
+            self._remember(entry.rel, info, digest)
             self._step(entry.rel)
             return
         moved_from = self._moved_from(entry.rel, digest)
@@ -306,6 +355,7 @@ class _Run:
             self._parsed(done, parsed)
         try:
             with open(entry.path, "rb", buffering=0) as raw:
+                info = os.fstat(raw.fileno())
                 stream = _HashingReader(raw)
                 buffered = io.BufferedReader(stream, _BLOCK)
                 for record in fmt.stream(entry.rel, buffered, self.options):
@@ -323,7 +373,7 @@ class _Run:
             return
         self.complete.add(entry.rel)
         # What was parsed is what gets recorded, even if the file changed since hashing.
-        self._file_done(entry.rel, fmt, stream.hash.hexdigest())
+        self._file_done(entry.rel, fmt, stream.hash.hexdigest(), info)
 
     def _unchanged(self, rel: str, fmt: Format, digest: str) -> bool:
         known = self.known
@@ -363,8 +413,8 @@ class _Run:
             self._problem(kind, rel, reason, job.moved_from)
             return
         for record in parsed.records:
-            self._record(rel, record, job.mtime, job.moved_from)
-        self._file_done(rel, job.format, job.digest)
+            self._record(rel, record, job.info.st_mtime, job.moved_from)
+        self._file_done(rel, job.format, job.digest, job.info)
 
     def _record(
         self, rel: str, record: Record | RecordError, mtime: float | None, moved_from: str | None
@@ -408,9 +458,10 @@ class _Run:
         moved_here = f"{sid}\x00{holder}"
         return document_id(self.namespace, "workspace", self.source, moved_here, None, "")
 
-    def _file_done(self, rel: str, fmt: Format, digest: str) -> None:
+    def _file_done(self, rel: str, fmt: Format, digest: str, info: os.stat_result) -> None:
         if not fmt.verbatim:
             self.batch.hashes[rel] = digest
+        self._remember(rel, info, digest)
         self._step(rel)
 
     def _problem(self, kind: str, rel: str, reason: str, moved_from: str | None = None) -> None:
@@ -459,8 +510,10 @@ class _Run:
             self.ids_in_use[result.id] = item.source_id
             self.written.add(result.id)
             self._count(item, result.action, result.chunks)
-        self.known.set_file_hashes(
-            {rel: h for rel, h in batch.hashes.items() if rel not in self.failed_files}
+        failed = self.failed_files
+        self.known.record(
+            {rel: h for rel, h in batch.hashes.items() if rel not in failed},
+            {rel: st for rel, st in batch.stats.items() if rel not in failed},
         )
         self._progress("")
 
@@ -491,15 +544,15 @@ class _Run:
     # --- after the files --------------------------------------------------------------
 
     def _finish_moves(self) -> None:
-        forget: dict[str, str | None] = {}
+        forget: list[str] = []
         for old, new in sorted(self.renamed.items()):
             if new in self.failed_files:
                 continue
             self.gone.discard(old)
             self.report.moved.append((old, new))
-            forget[old] = None
+            forget.append(old)
         if not self.dry_run:
-            self.known.set_file_hashes(forget)
+            self.known.forget(forget)
 
     def _delete_gone(self) -> None:
         if not self.sync:
@@ -517,7 +570,7 @@ class _Run:
                     continue  # purged by someone else meanwhile
             self.report.deleted += 1
         if not self.dry_run:
-            self.known.set_file_hashes({rel: None for rel in self.gone})
+            self.known.forget(self.gone)
 
     def _link(self) -> None:
         if not (self.links or self.report.added or self.report.moved):
@@ -564,22 +617,28 @@ class _Run:
             )
 
 
-def _read(path: str, limit: int) -> tuple[bytes, float]:
-    """The whole file and its modification time, or _TooLarge, reading at most
+def _read(path: str, limit: int) -> tuple[bytes, os.stat_result]:
+    """The whole file and its stat when opened, or _TooLarge, reading at most
     ``limit + 1`` bytes (the file may grow after it was listed)."""
     with open(path, "rb") as handle:
         info = os.fstat(handle.fileno())
         if info.st_size > limit:
             raise _TooLarge
-        data = handle.read(limit + 1)
+        # Asked for limit + 1 bytes, read() allocates that much (100 MB) for a 2 KB file:
+        # that was two thirds of an unchanged run. Ask for the size, then for any growth.
+        data = handle.read(info.st_size + 1)
+        if len(data) > info.st_size:
+            data += handle.read(limit + 1 - len(data))
     if len(data) > limit:
         raise _TooLarge
-    return data, info.st_mtime
+    return data, info
 
 
-def _hash_file(path: str) -> str:
+def _hash_file(path: str) -> tuple[str, os.stat_result]:
+    """The file's hash and its stat when opened."""
     digest = hashlib.sha256()
     with open(path, "rb", buffering=0) as handle:
+        info = os.fstat(handle.fileno())
         buffer = bytearray(_BLOCK)
         view = memoryview(buffer)
         while True:
@@ -587,7 +646,7 @@ def _hash_file(path: str) -> str:
             if not n:
                 break
             digest.update(view[:n])
-    return digest.hexdigest()
+    return digest.hexdigest(), info
 
 
 class _HashingReader(io.RawIOBase):
