@@ -162,8 +162,10 @@ def test_large_store_builds_in_the_background(
 ) -> None:
     monkeypatch.setattr(keyword, "AUTO_MIN_CHUNKS", 5)
     add_texts(kb, [f"graph {i} of many" for i in range(10)])
-    before = kb.search("graph", mode="keyword", limit=20)  # FTS5, and starts the build
     searcher = kb.backend._words  # type: ignore[attr-defined]
+    before = kb.search("graph", mode="keyword", limit=20)  # FTS5
+    assert searcher._builder is None  # a one-shot command's only query builds nothing
+    assert kb.search("graph", mode="keyword", limit=20) == before  # FTS5; starts the build
     assert searcher._builder is not None
     searcher._builder.join(timeout=30)
     assert searcher.ready
@@ -175,6 +177,7 @@ def test_close_stops_a_build(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(keyword, "SEGMENT_ROWS", 16)
     kb = trove.open(db_path, embedder=None)
     add_texts(kb, [f"graph {i}" for i in range(2000)])
+    kb.search("graph", mode="keyword")
     kb.search("graph", mode="keyword")
     builder = kb.backend._words._builder  # type: ignore[attr-defined]
     kb.close()
