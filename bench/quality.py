@@ -104,7 +104,7 @@ def main() -> None:
             )
         for mode, figures in evaluate(path, name, SPLITS[name]).items():
             print(
-                f"{name} {SPLITS[name]} {mode:<8} nDCG@10 {figures['nDCG@10']:.3f}  "
+                f"{name} {SPLITS[name]} {mode:<8} nDCG@10 {figures['nDCG@10']:.4f}  "
                 f"R@100 {figures['R@100']:.3f}  MRR@10 {figures['RR@10']:.3f}  "
                 f"p50 {figures['p50_ms']:.1f} ms  p95 {figures['p95_ms']:.1f} ms"
             )

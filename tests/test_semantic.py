@@ -242,6 +242,15 @@ def test_query_in_a_script_the_embedder_does_not_know_is_keyword_ranked(target: 
         assert hits[0].explain["weights"] == {"keyword": 1.0, "semantic": 0.0}  # type: ignore[index]
 
 
+def test_a_greek_letter_in_an_english_query_does_not_silence_the_embedder(target: str) -> None:
+    latin_only = Counting(64, languages=frozenset({"latin"}))
+    with trove.open(target, embedder=latin_only) as kb:
+        kb.add_many([{"text": "Interferon gamma drives autoimmune myocarditis in mice."}])
+        hits = kb.search("Mice lacking IFN-γ resist myocarditis", explain=True)
+        assert "Mice lacking IFN-γ resist myocarditis" in latin_only.seen
+        assert hits[0].explain["weights"] == {"keyword": 0.5, "semantic": 0.5}  # type: ignore[index]
+
+
 @pytest.mark.parametrize(
     ("option", "cjk", "latin"),
     [

@@ -38,6 +38,10 @@ _FUSION_DEPTH = 200
 # bigram BM25 (CMRC trial: keyword alone 0.9769, 0.9724 at 0.5, 0.9791 at 0.7).
 KEYWORD_WEIGHT = 0.5
 CJK_KEYWORD_WEIGHT = 0.7
+# A query is in the scripts that hold at least this share of its letters: a Greek letter
+# in an English claim ("TNF-α", "αvβ8": 22 of the 1,109 SciFact claims) must not make the store
+# think the embedder cannot read it, while "iPhone 价格" (a quarter CJK) is still CJK.
+SCRIPT_SHARE = 0.2
 
 _UPDATABLE = frozenset({"text", "title", "tags", "metadata", "importance", "expires_at", "ttl"})
 # What an update carries over from the stored document: every field add() takes, except
@@ -353,7 +357,7 @@ class Store:
         if not query.strip() or limit == 0 or (parsed.empty and mode == "keyword"):
             return []
         stamp = now()
-        scripts = scripts_of(query)
+        scripts = scripts_of(query, min_share=SCRIPT_SHARE)
         weights = self._weights(scripts, mode)
         used = {name for name, weight in weights.items() if weight > 0}
         if used == {"keyword"}:  # also hybrid for a script the embedder does not know

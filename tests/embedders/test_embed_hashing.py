@@ -73,3 +73,17 @@ def test_l2_normalize_keeps_zero_rows_zero() -> None:
 def test_scripts_of(text: str, scripts: set[str]) -> None:
     assert scripts_of(text) == scripts
     assert scripts_of(text) <= SCRIPTS
+
+
+@pytest.mark.parametrize(
+    ("text", "scripts"),
+    [
+        ("Mice lacking IFN-γ resist myocarditis", {"latin"}),  # 1 of 30 letters is Greek
+        ("TNF-α", {"latin", "greek"}),  # a quarter
+        ("iPhone 价格", {"latin", "cjk"}),
+        ("北京 Beijing capital airport", {"latin"}),
+        ("", set()),
+    ],
+)
+def test_scripts_of_with_a_minimum_share(text: str, scripts: set[str]) -> None:
+    assert scripts_of(text, min_share=0.2) == scripts

@@ -12,6 +12,7 @@ tokenizers treat them together.
 
 from __future__ import annotations
 
+import functools
 import os
 import unicodedata
 from abc import ABC, abstractmethod
@@ -49,17 +50,26 @@ _NAME_PREFIX_TO_SCRIPT = {
 }
 
 
-def scripts_of(text: str) -> frozenset[str]:
-    """The scripts (names from :data:`SCRIPTS`) of the letters in ``text``."""
-    found: set[str] = set()
-    for char in set(text):
+def scripts_of(text: str, *, min_share: float = 0.0) -> frozenset[str]:
+    """The scripts (names from :data:`SCRIPTS`) of the letters in ``text``; with
+    ``min_share``, only those holding at least that share of its letters (so the α of
+    "TNF-α" does not make an English sentence Greek)."""
+    counts: dict[str, int] = {}
+    for char in text:
         if not unicodedata.category(char).startswith("L"):
             continue
-        words = unicodedata.name(char, "").split()
-        if words and words[0] in ("FULLWIDTH", "HALFWIDTH"):
-            words = words[1:]
-        found.add(_NAME_PREFIX_TO_SCRIPT.get(words[0], "other") if words else "other")
-    return frozenset(found)
+        script = _script(char)
+        counts[script] = counts.get(script, 0) + 1
+    letters = sum(counts.values())
+    return frozenset(s for s, n in counts.items() if n >= min_share * letters)
+
+
+@functools.lru_cache(maxsize=4096)
+def _script(char: str) -> str:
+    words = unicodedata.name(char, "").split()
+    if words and words[0] in ("FULLWIDTH", "HALFWIDTH"):
+        words = words[1:]
+    return _NAME_PREFIX_TO_SCRIPT.get(words[0], "other") if words else "other"
 
 
 def available_cores() -> int:
