@@ -9,11 +9,12 @@ head and text), idf, k1 and b — so a query gets the ranking FTS5 would give, i
 fraction of the time.
 
 The file stays the source of truth. :class:`WordSearcher` builds the index from the
-chunk table (in a background thread, so a one-shot command never waits for it; until it
-is ready FTS5 answers), applies this process's committed changes, and catches up when
-another connection commits (SQLite's ``data_version`` says so). Chunk rows are never
-edited in place (a changed document gets new chunk ids), so "ids gone" and "ids above the
-newest known" are all there is to catch up on.
+chunk table in a background thread, from a process's second keyword query on a store of
+``AUTO_MIN_CHUNKS`` or more (a one-shot command never pays for it; until it is ready,
+FTS5 answers), or at once on ``Store.warm()``. It applies this process's committed
+changes, and catches up when another connection commits (SQLite's ``data_version`` says
+so). Chunk rows are never edited in place (a changed document gets new chunk ids), so
+"ids gone" and "ids above the newest known" are all there is to catch up on.
 """
 
 from __future__ import annotations
