@@ -39,8 +39,8 @@ _FUSION_DEPTH = 200
 KEYWORD_WEIGHT = 0.5
 CJK_KEYWORD_WEIGHT = 0.7
 # A query is in the scripts that hold at least this share of its letters: a Greek letter
-# in an English claim ("TNF-α", "αvβ8": 22 of the 1,109 SciFact claims) must not make the store
-# think the embedder cannot read it, while "iPhone 价格" (a quarter CJK) is still CJK.
+# in an English claim ("TNF-α", "αvβ8": 22 of the 1,109 SciFact claims) must not make
+# the store think the embedder cannot read it, while "iPhone 价格" (a quarter CJK) is CJK.
 SCRIPT_SHARE = 0.2
 
 _UPDATABLE = frozenset({"text", "title", "tags", "metadata", "importance", "expires_at", "ttl"})
@@ -89,7 +89,8 @@ class Store:
 
         A SQLite store keeps its vectors and, past 20,000 chunks, its word postings in
         memory for speed; they are otherwise loaded when first needed (the word index in
-        the background, FTS5 answering meanwhile). Servers call this at startup."""
+        the background, FTS5 answering meanwhile). For a long-running process that wants
+        its first queries fast: this waits for the loading (~7 s at 100k chunks)."""
         self.backend.warm()
 
     def __enter__(self) -> Store:
