@@ -190,6 +190,8 @@ def measure(path: Path, truth_path: Path) -> dict[str, float]:
         began = time.perf_counter()
         kb.warm()  # loads the in-memory vector and word indexes, as a server does
         result["index_load_s"] = time.perf_counter() - began
+        words = kb.backend._words._index  # type: ignore[attr-defined]
+        result["word_index_mb"] = words.nbytes / 2**20
         found: list[list[str]] = []
         for mode in ("keyword", "semantic", "hybrid"):
             for text in queries.texts[:10]:  # warm the page cache

@@ -25,7 +25,7 @@ from ..timeutil import to_epoch, to_iso
 from .base import ChunkRow, FileStat, KeywordHit
 from .sqlite_conn import SerializedConnection
 from .sqlite_memory import MemoryStorage
-from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate
+from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate, word_tokenizer
 from .sqlite_vectors import VectorStorage, load_extension
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -63,9 +63,7 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
         self.conn.execute("PRAGMA foreign_keys = ON")
         load_extension(raw)
         migrate(raw, version)
-        self._word_tokenizer = raw.fts5_tokenizer(
-            "porter", ["unicode61", "remove_diacritics", "2"]
-        )
+        self._word_tokenizer = word_tokenizer(raw)
         self._words = WordSearcher(self)
         # Chunk ids dropped and added by the open transaction, told to the in-memory
         # word index when it commits.

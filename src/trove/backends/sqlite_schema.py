@@ -16,6 +16,12 @@ from ..search.query import cjk_text
 APPLICATION_ID = 0x54524F56
 
 
+def word_tokenizer(conn: apsw.Connection) -> apsw.FTS5Tokenizer:
+    """The word index's tokenizer (``chunk_fts``, below), for tokenizing outside FTS5:
+    snippets, and the in-memory word index that must count tokens exactly as FTS5 does."""
+    return conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+
+
 def m001_initial(conn: apsw.Connection) -> None:
     conn.execute(
         """

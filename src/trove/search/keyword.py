@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 import apsw
 import numpy as np
 
+from ..backends.sqlite_schema import word_tokenizer
+
 if TYPE_CHECKING:
     from ..backends.sqlite import SQLiteBackend
 
@@ -114,6 +116,7 @@ class WordIndex:
         self._length = np.zeros(0, dtype=np.float64)  # tokens per row
         self._alive = np.zeros(0, dtype=bool)
         self._rows = 0
+        self._newest = 0
         self._live = 0
         self._live_tokens = 0.0
 
@@ -132,7 +135,7 @@ class WordIndex:
 
     def newest(self) -> int:
         """The largest chunk id ever added (0 when empty)."""
-        return int(self._ids[: self._rows].max()) if self._rows else 0
+        return self._newest
 
     def ids(self) -> np.ndarray:
         """Chunk ids of live rows."""
@@ -216,6 +219,7 @@ class WordIndex:
             rows.extend(itertools.repeat(first + i, len(counts)))
         self._grow(first + len(chunks))
         self._ids[first : first + len(chunks)] = [cid for cid, _ in chunks]
+        self._newest = max(self._newest, max(cid for cid, _ in chunks))
         self._length[first : first + len(chunks)] = lengths
         self._alive[first : first + len(chunks)] = True
         self._rows += len(chunks)
@@ -277,9 +281,7 @@ class WordSearcher:
         # A private connection for the tokenizer: the store's connection stays free for
         # queries while a build tokenizes in another thread.
         self._tokens_conn = apsw.Connection(":memory:")
-        self._tokenizer = self._tokens_conn.fts5_tokenizer(
-            "porter", ["unicode61", "remove_diacritics", "2"]
-        )
+        self._tokenizer = word_tokenizer(self._tokens_conn)
         self._tokens_lock = threading.Lock()
 
     @property
