@@ -87,3 +87,22 @@ def test_scripts_of(text: str, scripts: set[str]) -> None:
 )
 def test_scripts_of_with_a_minimum_share(text: str, scripts: set[str]) -> None:
     assert scripts_of(text, min_share=0.2) == scripts
+
+
+def test_a_probed_dimension_is_learned_once_and_can_be_declared() -> None:
+    from trove.embedders.base import ProbedDimension
+
+    class Lazy(ProbedDimension):
+        model_id = "lazy"
+        calls = 0
+
+        def embed(self, texts: object) -> np.ndarray:
+            Lazy.calls += 1
+            return HashEmbedder(24).embed(list(texts))  # type: ignore[call-overload]
+
+    lazy = Lazy()
+    assert Lazy.calls == 0  # nothing is embedded until the dimension is asked for
+    assert lazy.dimension == 24 and lazy.dimension == 24
+    assert Lazy.calls == 1
+    lazy.dimension = 12
+    assert lazy.dimension == 12

@@ -111,3 +111,23 @@ class Embedder(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.model_id}>"
+
+
+class ProbedDimension(Embedder):
+    """An embedder that learns its dimension from its model when first asked, by embedding
+    one probe text: a lazily loaded or remote model is not touched before then."""
+
+    _dimension: int | None = None
+
+    def _probe_dimension(self) -> int:
+        return int(self.embed(["dimension probe"]).shape[1])
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = self._probe_dimension()
+        return self._dimension
+
+    @dimension.setter
+    def dimension(self, value: int) -> None:
+        self._dimension = value

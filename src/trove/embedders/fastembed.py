@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from trove.embedders.base import Embedder, l2_normalize
+from trove.embedders.base import ProbedDimension, l2_normalize
 from trove.errors import EmbedderError, MissingDependency
 
 
-class FastEmbedEmbedder(Embedder):
+class FastEmbedEmbedder(ProbedDimension):
     """A fastembed ``TextEmbedding`` model by name, loaded on first use.
 
     ``options`` go to ``TextEmbedding(model_name=name, **options)`` (cache_dir, threads ...).
@@ -33,18 +33,7 @@ class FastEmbedEmbedder(Embedder):
         self.batch_size = batch_size
         self._options = options
         self._model: Any = None
-        self._dimension: int | None = None
         self._lock = threading.Lock()
-
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self._dimension = int(self.embed(["dimension probe"]).shape[1])
-        return self._dimension
-
-    @dimension.setter
-    def dimension(self, value: int) -> None:
-        self._dimension = value
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

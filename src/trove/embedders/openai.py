@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from trove.embedders.base import Embedder, l2_normalize
+from trove.embedders.base import ProbedDimension, l2_normalize
 from trove.errors import EmbedderError, MissingDependency
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "text-embedding-3-small"
 
 
-class OpenAIEmbedder(Embedder):
+class OpenAIEmbedder(ProbedDimension):
     """Vectors from a remote model; ``model_id`` is ``"openai:MODEL"``.
 
     ``base_url`` defaults to ``$TROVE_OPENAI_BASE_URL``, else OpenAI; ``api_key`` to
@@ -59,17 +59,6 @@ class OpenAIEmbedder(Embedder):
         self._dimension = dimension
         self._client: httpx.Client = httpx.Client(timeout=timeout)
         self._lock = threading.Lock()
-
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self.embed(["dimension probe"])
-        assert self._dimension is not None
-        return self._dimension
-
-    @dimension.setter
-    def dimension(self, value: int) -> None:
-        self._dimension = value
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from trove.embedders.base import Embedder, l2_normalize
+from trove.embedders.base import ProbedDimension, l2_normalize
 from trove.errors import EmbedderError, MissingDependency
 
 
-class SentenceTransformersEmbedder(Embedder):
+class SentenceTransformersEmbedder(ProbedDimension):
     """A sentence-transformers model by Hugging Face name or local path, loaded on first use.
 
     ``options`` go to ``SentenceTransformer(name, **options)`` (device, revision ...).
@@ -37,20 +37,11 @@ class SentenceTransformersEmbedder(Embedder):
         self.batch_size = batch_size
         self._options = options
         self._model: Any = None
-        self._dimension: int | None = None
         self._lock = threading.Lock()
 
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self._dimension = self._load().get_sentence_embedding_dimension() or int(
-                self.embed(["dimension probe"]).shape[1]
-            )
-        return self._dimension
-
-    @dimension.setter
-    def dimension(self, value: int) -> None:
-        self._dimension = value
+    def _probe_dimension(self) -> int:
+        declared = self._load().get_sentence_embedding_dimension()
+        return int(declared) if declared else super()._probe_dimension()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
