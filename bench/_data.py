@@ -19,6 +19,14 @@ def corpus(name: str) -> Iterator[dict[str, str]]:
             yield json.loads(line)
 
 
+def documents(name: str) -> list[dict[str, str]]:
+    """The corpus as trove documents: BEIR ids become source ids of source ``name``."""
+    return [
+        {"text": d["text"], "title": d.get("title", ""), "source": name, "source_id": d["_id"]}
+        for d in corpus(name)
+    ]
+
+
 def queries(name: str, split: str) -> dict[str, str]:
     judged = qrels(name, split)
     found = {}

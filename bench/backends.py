@@ -112,15 +112,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"machine: {_data.machine()} (shared; timings are noisy)")
     queries = _data.queries("scifact", "test")
-    docs = [
-        {
-            "text": d["text"],
-            "title": d.get("title", ""),
-            "source": "scifact",
-            "source_id": d["_id"],
-        }
-        for d in _data.corpus("scifact")
-    ]
+    docs = _data.documents("scifact")
     with tempfile.TemporaryDirectory() as tmp, postgres(args.url) as url:
         sqlite_hash, pg_hash = str(Path(tmp) / "hash.db"), with_schema(url, "bench_hash")
         for name, target in (("sqlite", sqlite_hash), ("postgres", pg_hash)):

@@ -42,10 +42,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    docs = [
-        {"text": d["text"], "title": d["title"], "source": "scifact", "source_id": d["_id"]}
-        for _, d in zip(range(args.docs), _data.corpus("scifact"), strict=False)
-    ]
+    docs = _data.documents("scifact")[: args.docs]
     texts = [
         writer.embedding_text(row.head, row.text)
         for d in docs

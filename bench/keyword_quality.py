@@ -23,10 +23,7 @@ def run(name: str, split: str, limit: int = 100) -> dict[str, float]:
         tempfile.TemporaryDirectory() as tmp,
         trove.open(Path(tmp) / "kb.db", embedder=None) as kb,
     ):
-        docs = [
-            {"text": d["text"], "title": d.get("title", ""), "source": name, "source_id": d["_id"]}
-            for d in _data.corpus(name)
-        ]
+        docs = _data.documents(name)
         started = time.perf_counter()
         ids = kb.add_many(docs)
         load_s = time.perf_counter() - started

@@ -33,10 +33,7 @@ def build(name: str, embedder: str, fresh: bool) -> tuple[Path, dict[str, float]
     CACHE.mkdir(exist_ok=True)
     for stale in CACHE.glob(path.name + "*"):
         stale.unlink()
-    docs = [
-        {"text": d["text"], "title": d.get("title", ""), "source": name, "source_id": d["_id"]}
-        for d in _data.corpus(name)
-    ]
+    docs = _data.documents(name)
     with trove.open(path, embedder=embedder) as kb:
         model = kb.embedder
         assert model is not None

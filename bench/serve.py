@@ -35,15 +35,7 @@ TOKEN = "bench-token-0123456789abcdef"
 
 
 def load(path: Path, embedder: str | None) -> None:
-    docs = [
-        {
-            "text": d["text"],
-            "title": d.get("title", ""),
-            "source": "scifact",
-            "source_id": d["_id"],
-        }
-        for d in _data.corpus("scifact")
-    ]
+    docs = _data.documents("scifact")
     started = time.perf_counter()
     with trove.open(path, embedder=embedder) as kb:
         kb.add_many(docs)
