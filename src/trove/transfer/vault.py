@@ -26,7 +26,7 @@ from ..models import Document
 if TYPE_CHECKING:
     from ..store import Store
 
-_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
+_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\s]+')
 _PAGE = 200
 
 
