@@ -84,23 +84,25 @@ def write(store: Store, found: Imported, *, namespace: str = "default") -> Impor
 
 
 def _sync_edges(store: Store, found: Imported, ids: dict[str, str]) -> int:
-    """Make the edges out of every imported document of these types what the export says."""
+    """Make the edges between the imported documents what the export says (an export is
+    the truth about its own graph: a relation it no longer has is unlinked)."""
     wanted: dict[str, set[tuple[str, str]]] = {}
     for src, dst, kind in found.edges:
         if src in ids and dst in ids and ids[src] != ids[dst]:
             wanted.setdefault(ids[src], set()).add((ids[dst], kind))
-    types = {kind for _, _, kind in found.edges}
+    members = set(ids.values())
+    mine = sorted(members)
+    have: dict[str, set[tuple[str, str]]] = {}
+    for start in range(0, len(mine), 500):
+        for e in store.backend.edges_of(mine[start : start + 500], None):
+            if e.src in members and e.dst in members:
+                have.setdefault(e.src, set()).add((e.dst, e.type))
     added = 0
-    for doc_id in ids.values():
+    for doc_id in mine:
         want = wanted.get(doc_id, set())
-        have = {
-            (e.dst, e.type)
-            for e in store.backend.edges_of([doc_id], None)
-            if e.src == doc_id and e.type in types
-        }
-        for dst, kind in have - want:
+        for dst, kind in have.get(doc_id, set()) - want:
             store.unlink(doc_id, dst, kind)
-        for dst, kind in sorted(want - have):
+        for dst, kind in sorted(want - have.get(doc_id, set())):
             store.link(doc_id, dst, kind)
             added += 1
     return added
