@@ -86,7 +86,8 @@ def export_jsonl(
                 "kind": "header",
                 "format": FORMAT,
                 "version": VERSION,
-                "embedder": None if lock is None else lock.to_dict(),
+                # Which model made the vectors; the table they live in is the store's own.
+                "embedder": None if lock is None else _embedder(lock),
                 "vectors": vectors and lock is not None,
             }
         )
@@ -115,6 +116,10 @@ def export_jsonl(
         out.write(_line({"kind": "edge", **edge.to_dict()}))
         report.edges += 1
     return report
+
+
+def _embedder(lock: EmbedderLock) -> dict[str, Any]:
+    return {"spec": lock.spec, "model_id": lock.model_id, "dimension": lock.dimension}
 
 
 def _pages(backend: Backend) -> Iterator[list[Document]]:
@@ -225,7 +230,13 @@ class _Sink:
     ) -> tuple[str | None, bool, EmbedderLock | None]:
         if not header.get("vectors") or not header.get("embedder"):
             return None, False, None
-        theirs = EmbedderLock(**header["embedder"])
+        try:
+            spec = header["embedder"]
+            theirs = EmbedderLock(
+                str(spec["spec"]), str(spec["model_id"]), int(spec["dimension"]), ""
+            )
+        except (KeyError, TypeError, ValueError):
+            raise InvalidInput("the export's header names no valid embedder") from None
         mine = self.backend.vector_lock()
         if mine is None:
             return self.backend.begin_rebuild(theirs.dimension), True, theirs
