@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import export_fixtures as fx
 import pytest
 from click.testing import CliRunner
 
@@ -12,8 +13,6 @@ import trove
 from trove import InvalidInput
 from trove.interfaces.cli import cli
 from trove.transfer.importers import detect, run_importer
-
-from . import export_fixtures as fx
 
 
 def chats(kb: trove.Store, source: str) -> list[trove.Document]:
