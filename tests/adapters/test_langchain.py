@@ -37,9 +37,13 @@ NOTES = [
 ]
 
 
-@pytest.fixture
-def lc(tmp_path: Path) -> Iterator[TroveVectorStore]:
-    store = TroveVectorStore(tmp_path / "kb.db", embedder="hash:128")
+@pytest.fixture(params=["sqlite", "postgres"])
+def lc(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TroveVectorStore]:
+    if request.param == "postgres":
+        target: str | Path = request.getfixturevalue("pg_target")
+    else:
+        target = tmp_path / "kb.db"
+    store = TroveVectorStore(target, embedder="hash:128")
     store.add_texts(
         [t for t, _, _ in NOTES],
         [m for _, m, _ in NOTES],

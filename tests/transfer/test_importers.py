@@ -76,43 +76,37 @@ def test_claude_messages_with_attachments(tmp_path: Path) -> None:
         assert kb.search("budget euros", mode="keyword")[0].doc_id == human.id
 
 
-def test_mcp_memory_entities_and_relations(tmp_path: Path) -> None:
+def test_mcp_memory_entities_and_relations(tmp_path: Path, kb: trove.Store) -> None:
     path = fx.mcp_memory(tmp_path / "memory.jsonl")
-    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
-        report = run_importer(kb, "mcp-memory", path)
-        assert (report.added, report.edges) == (3, 1)
-        docs = {d.title: d for d in kb.list(limit=10).items}
-        john = docs["John_Smith"]
-        assert john.text == "Speaks fluent Spanish\nGraduated in 2019"
-        assert john.doc_type == "person" and docs["Anthropic"].text == "Anthropic"
-        assert [(e.dst, e.type) for e in kb.neighbors(john.id)] == [
-            (docs["Anthropic"].id, "works_at")
-        ]
-        report = run_importer(kb, "mcp-memory", fx.mcp_memory(path, later=True))
-        assert (report.updated, report.unchanged, report.edges) == (1, 2, 1)
-        assert [(e.dst, e.type) for e in kb.neighbors(john.id)] == [
-            (docs["Lisbon"].id, "lives_in")
-        ]
+    report = run_importer(kb, "mcp-memory", path)
+    assert (report.added, report.edges) == (3, 1)
+    docs = {d.title: d for d in kb.list(limit=10).items}
+    john = docs["John_Smith"]
+    assert john.text == "Speaks fluent Spanish\nGraduated in 2019"
+    assert john.doc_type == "person" and docs["Anthropic"].text == "Anthropic"
+    assert [(e.dst, e.type) for e in kb.neighbors(john.id)] == [(docs["Anthropic"].id, "works_at")]
+    report = run_importer(kb, "mcp-memory", fx.mcp_memory(path, later=True))
+    assert (report.updated, report.unchanged, report.edges) == (1, 2, 1)
+    assert [(e.dst, e.type) for e in kb.neighbors(john.id)] == [(docs["Lisbon"].id, "lives_in")]
 
 
-def test_slack_channels_users_threads(tmp_path: Path) -> None:
+def test_slack_channels_users_threads(tmp_path: Path, kb: trove.Store) -> None:
     root = fx.slack(tmp_path / "export")
-    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
-        report = run_importer(kb, "slack", root)
-        assert (report.conversations, report.added, report.edges) == (1, 3, 1)
-        start, reply, later = chats(kb, "slack")
-        assert start.text == "Deploy is at 5pm, @Bo Chen can you watch it?"
-        assert reply.text == "Yes, watching #general."
-        assert (start.author, start.channel, start.title) == ("Ana Lima", "general", "#general")
-        assert start.thread_id == reply.thread_id == "general/1700000100.000200"
-        assert later.thread_id == "general/1700090000.000100"
-        assert start.participants == ("Ana Lima", "Bo Chen")
-        assert reply.timestamp == "2023-11-14T22:16:40.000300Z"
-        assert [(e.dst, e.type) for e in kb.neighbors(reply.id) if e.src == reply.id] == [
-            (start.id, "replies_to")
-        ]
-        report = run_importer(kb, "slack", fx.slack(root, reply=True))
-        assert (report.added, report.unchanged, report.edges) == (1, 3, 1)
+    report = run_importer(kb, "slack", root)
+    assert (report.conversations, report.added, report.edges) == (1, 3, 1)
+    start, reply, later = chats(kb, "slack")
+    assert start.text == "Deploy is at 5pm, @Bo Chen can you watch it?"
+    assert reply.text == "Yes, watching #general."
+    assert (start.author, start.channel, start.title) == ("Ana Lima", "general", "#general")
+    assert start.thread_id == reply.thread_id == "general/1700000100.000200"
+    assert later.thread_id == "general/1700090000.000100"
+    assert start.participants == ("Ana Lima", "Bo Chen")
+    assert reply.timestamp == "2023-11-14T22:16:40.000300Z"
+    assert [(e.dst, e.type) for e in kb.neighbors(reply.id) if e.src == reply.id] == [
+        (start.id, "replies_to")
+    ]
+    report = run_importer(kb, "slack", fx.slack(root, reply=True))
+    assert (report.added, report.unchanged, report.edges) == (1, 3, 1)
 
 
 def test_detect_and_cli(tmp_path: Path) -> None:
