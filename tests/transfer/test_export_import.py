@@ -182,3 +182,39 @@ def test_cli_export_import(tmp_path: Path) -> None:
     bad.write_text('{"format": "trove-export", "version": 1}\n{"kind": "x"}\n')
     result = runner.invoke(cli, ["--db", str(tmp_path / "b.db"), "import", str(bad)])
     assert result.exit_code == 1 and "unknown record kind 'x'" in result.output
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"importance": "high"}, "importance has the wrong type"),
+        ({"tags": "one"}, "tags has the wrong type"),
+        ({"timestamp": "yesterday"}, "not an ISO-8601 time"),
+        ({"scope": "planet"}, "unknown scope"),
+        ({"colour": "red"}, "unknown document field colour"),
+    ],
+)
+def test_bad_documents_are_refused_and_nothing_is_written(
+    tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    fill(tmp_path / "a.db")
+    lines = dump(tmp_path / "a.db").splitlines()
+    record = json.loads(lines[1])
+    record["document"].update(change)
+    lines[1] = json.dumps(record)
+    with trove.open(tmp_path / "b.db", embedder=None) as kb:
+        with pytest.raises(InvalidInput, match=message):
+            import_jsonl(kb, io.StringIO("\n".join(lines)))
+        assert kb.stats().documents == 0
+
+
+def test_a_vector_of_the_wrong_size_is_refused(tmp_path: Path) -> None:
+    fill(tmp_path / "a.db")
+    lines = dump(tmp_path / "a.db", vectors=True).splitlines()
+    record = json.loads(lines[1])
+    record["vectors"][0] = "AAAAAA=="  # one float
+    lines[1] = json.dumps(record)
+    with trove.open(tmp_path / "b.db", embedder=None) as kb:
+        with pytest.raises(InvalidInput, match="not 64-d"):
+            import_jsonl(kb, io.StringIO("\n".join(lines)))
+        assert kb.stats().documents == 0

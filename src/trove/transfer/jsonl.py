@@ -32,6 +32,7 @@ import numpy as np
 from ..backends.base import Backend, ChunkRow, EmbedderLock
 from ..errors import EmbedderMismatch, InvalidInput
 from ..models import Chunk, Document, Edge
+from ..search.filters import SCOPES
 from ..timeutil import now, to_epoch
 from ..writer import chunk_row
 
@@ -42,6 +43,7 @@ FORMAT = "trove-export"
 VERSION = 1
 _FIELDS = tuple(f.name for f in fields(Document))
 _PAGE = 200
+_TIMES = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
 # A stored copy that matches on these is the same document (nothing to import).
 _SAME = ("content_hash", "updated_at", "deleted_at", "expires_at", "title", "tags", "metadata")
 
@@ -157,10 +159,14 @@ def _encode(vector: np.ndarray | None) -> str | None:
     return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
 
 
-def _decode(text: str | None) -> np.ndarray | None:
+def _decode(text: Any) -> np.ndarray | None:
     if text is None:
         return None
-    return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float32)
+    try:
+        raw = base64.b64decode(str(text), validate=True)
+        return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    except ValueError:
+        raise InvalidInput("a vector in the export is not base64 float32") from None
 
 
 def import_jsonl(
@@ -224,6 +230,7 @@ class _Sink:
         self.backend = store.backend
         self.report = report
         self.table, self.fresh, self.lock = self._vector_table(header)
+        self.dimension = int(header["embedder"]["dimension"]) if self.table else 0
 
     def _vector_table(
         self, header: dict[str, Any]
@@ -276,6 +283,8 @@ class _Sink:
         vectors = [_decode(v) for v in record.get("vectors") or []]
         if self.table is None or len(vectors) != len(ids):
             return
+        if any(v is not None and v.shape != (self.dimension,) for v in vectors):
+            raise InvalidInput(f"document {doc.id}: a vector is not {self.dimension}-d")
         pairs = [(cid, v) for cid, v in zip(ids, vectors, strict=True) if v is not None]
         if pairs:
             matrix = np.stack([v for _, v in pairs]).astype(np.float32, copy=False)
@@ -318,11 +327,35 @@ def _document(record: dict[str, Any]) -> Document:
         raise InvalidInput(f"document {data['id']}: text must be a string")
     if hashlib.sha256(text.encode("utf-8")).hexdigest() != data.get("content_hash"):
         raise InvalidInput(f"document {data['id']}: text does not match its content_hash")
+    _check_types(data)
     values = dict(data)
     values["participants"] = tuple(data.get("participants") or ())
     values["tags"] = tuple(data.get("tags") or ())
     values["metadata"] = dict(data.get("metadata") or {})
     return Document(**values)
+
+
+def _check_types(data: dict[str, Any]) -> None:
+    """What a stored document may hold, checked before anything reaches the backend."""
+    doc_id = data["id"]
+    for name, value in data.items():
+        if name in _TIMES:
+            if value is not None:
+                to_epoch(value, field=f"document {doc_id}: {name}")
+        elif name in ("source_id", "dedupe_key"):
+            ok = value is None or isinstance(value, str)
+        elif name in ("participants", "tags"):
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        elif name == "metadata":
+            ok = isinstance(value, dict)
+        elif name == "importance":
+            ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+        else:
+            ok = isinstance(value, str)
+        if name not in _TIMES and not ok:
+            raise InvalidInput(f"document {doc_id}: {name} has the wrong type ({value!r})")
+    if data.get("scope", "workspace") not in SCOPES:
+        raise InvalidInput(f"document {doc_id}: unknown scope {data.get('scope')!r}")
 
 
 def _chunk_row(doc: Document, span: Any) -> ChunkRow:
