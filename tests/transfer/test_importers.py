@@ -139,3 +139,17 @@ def test_a_broken_memory_file_stores_nothing(tmp_path: Path) -> None:
         with pytest.raises(InvalidInput, match="line 2"):
             run_importer(kb, "mcp-memory", path)
         assert kb.stats().documents == 0
+
+
+def test_a_malformed_export_is_an_invalid_input(tmp_path: Path) -> None:
+    root = fx.slack(tmp_path / "export")
+    day = root / "general" / "2023-11-15.json"
+    day.write_text(json.dumps([{"type": "message", "user": "U01", "text": "hi", "ts": "soon"}]))
+    gpt = tmp_path / "gpt.json"
+    gpt.write_text(json.dumps([{"mapping": {"a": "not a node"}, "current_node": "a"}]))
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        with pytest.raises(InvalidInput, match="not a valid slack export"):
+            run_importer(kb, "slack", root)
+        with pytest.raises(InvalidInput, match="not a valid chatgpt export"):
+            run_importer(kb, "chatgpt", gpt)
+        assert kb.stats().documents == 0

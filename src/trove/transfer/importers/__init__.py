@@ -68,7 +68,13 @@ def run_importer(
     readers = _readers()
     if kind not in readers:
         raise InvalidInput(f"unknown import format {kind!r}; use one of: {', '.join(readers)}")
-    found = readers[kind](Path(path))
+    try:
+        found = readers[kind](Path(path))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        # A file of the right kind with a value of the wrong shape somewhere inside.
+        raise InvalidInput(
+            f"{path}: not a valid {kind} export ({type(exc).__name__}: {exc})"
+        ) from None
     return write(store, found, namespace=namespace)
 
 
