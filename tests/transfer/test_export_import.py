@@ -218,3 +218,22 @@ def test_a_vector_of_the_wrong_size_is_refused(tmp_path: Path) -> None:
         with pytest.raises(InvalidInput, match="not 64-d"):
             import_jsonl(kb, io.StringIO("\n".join(lines)))
         assert kb.stats().documents == 0
+
+
+def test_an_interrupted_import_resumes_into_the_same_vector_table(tmp_path: Path) -> None:
+    fill(tmp_path / "a.db")
+    text = dump(tmp_path / "a.db", vectors=True)
+    lines = text.splitlines()
+    broken = "\n".join([*lines[:3], '{"kind": "edge"}'])  # two documents, then a bad edge
+    with trove.open(tmp_path / "b.db", embedder="hash:64") as kb:
+        with pytest.raises(InvalidInput):
+            import_jsonl(kb, io.StringIO(broken))
+        pending = kb.backend.get_meta("import.vectors")
+        assert pending is not None and kb.backend.vector_lock() is None
+        report = import_jsonl(kb, io.StringIO(text))
+        assert report.added == 5 and report.unchanged == 2 and report.embedded == 0
+        lock = kb.backend.vector_lock()
+        assert lock is not None and lock.table == json.loads(pending)["table"]
+        assert kb.backend.get_meta("import.vectors") is None
+        assert kb.stats().vectors == kb.stats().chunks
+    assert dump(tmp_path / "b.db", vectors=True) == text

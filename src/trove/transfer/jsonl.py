@@ -43,6 +43,7 @@ FORMAT = "trove-export"
 VERSION = 1
 _FIELDS = tuple(f.name for f in fields(Document))
 _PAGE = 200
+_PENDING = "import.vectors"
 _TIMES = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
 # A stored copy that matches on these is the same document (nothing to import).
 _SAME = ("content_hash", "updated_at", "deleted_at", "expires_at", "title", "tags", "metadata")
@@ -246,7 +247,7 @@ class _Sink:
             raise InvalidInput("the export's header names no valid embedder") from None
         mine = self.backend.vector_lock()
         if mine is None:
-            return self.backend.begin_rebuild(theirs.dimension), True, theirs
+            return self._pending_table(theirs.dimension), True, theirs
         if (mine.model_id, mine.dimension) != (theirs.model_id, theirs.dimension):
             raise EmbedderMismatch(
                 f"the export's vectors were made by {theirs.model_id} ({theirs.dimension}-d), "
@@ -254,6 +255,16 @@ class _Sink:
                 "--vectors to have them embedded again, or import into a new store"
             )
         return mine.table, False, None
+
+    def _pending_table(self, dimension: int) -> str:
+        """The vector table an import fills before the store switches to it; an import
+        that stopped midway left its table's name in meta, and the next one resumes it."""
+        pending = json.loads(self.backend.get_meta(_PENDING) or "null")
+        if isinstance(pending, dict) and pending.get("dimension") == dimension:
+            return str(pending["table"])
+        table = self.backend.begin_rebuild(dimension)
+        self.backend.set_meta(_PENDING, json.dumps({"table": table, "dimension": dimension}))
+        return table
 
     def documents(self, records: list[dict[str, Any]]) -> None:
         docs = [_document(r) for r in records]
@@ -309,6 +320,7 @@ class _Sink:
             self.backend.finish_rebuild(
                 EmbedderLock(lock.spec, lock.model_id, lock.dimension, self.table)
             )
+            self.backend.set_meta(_PENDING, None)
         self.backend.vectors_reset()
         # Chunks that came without vectors are embedded here, as a write would have.
         if self.store.has_embedder:
