@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("llama_index.core")
 from llama_index.core import Document, MockEmbedding, StorageContext, VectorStoreIndex
 from llama_index.core.node_parser import SentenceSplitter
+from llama_index.core.schema import MetadataMode
 from llama_index.core.vector_stores.types import (
     FilterCondition,
     FilterOperator,
@@ -144,3 +145,5 @@ def test_hybrid_retriever_carries_provenance(tmp_path: Path) -> None:
         meta = found[0].node.metadata
         assert (meta["title"], meta["author"], meta["tags"]) == ("Standup", "ana", ["decision"])
         assert "«" in meta["snippet"] and found[0].score is not None
+        context = found[0].node.get_content(metadata_mode=MetadataMode.LLM)
+        assert "title: Standup" in context and "snippet" not in context

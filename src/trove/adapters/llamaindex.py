@@ -249,6 +249,13 @@ class TroveRetriever(BaseRetriever):
             if doc is None:
                 continue
             metadata = {**doc.metadata, **provenance(doc), "snippet": hit.snippet}
-            node = TextNode(id_=doc.id, text=doc.text, metadata=metadata)
+            # The LLM sees the provenance (to cite ids), not the snippet of the same text.
+            node = TextNode(
+                id_=doc.id,
+                text=doc.text,
+                metadata=metadata,
+                excluded_llm_metadata_keys=["snippet"],
+                excluded_embed_metadata_keys=["snippet"],
+            )
             found.append(NodeWithScore(node=node, score=hit.score))
         return found
