@@ -154,6 +154,8 @@ class Stats:
     schema_version: int
     embedder: dict[str, Any] | None
     vectors: int
+    # LLM query expansion in this process: cache hits, model calls, failures, hit rate.
+    expansion_cache: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

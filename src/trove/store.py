@@ -12,17 +12,21 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import writer
+from .agent import purgeable
 from .backends.base import Backend, KeywordHit
 from .embedders.base import Embedder, scripts_of
 from .embedding import AUTO, EmbedderSpec, Vectorizer
 from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
+from .expansion import CacheCounts
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
+from .llm import ChatModel
 from .models import Chunk, Document, Edge, Hit, Page, Stats
 from .search import snippet
 from .search.filters import Filters
 from .search.query import ParsedQuery, parse
 from .search.ranking import FUSIONS, fuse
+from .search.variants import SearchResults
 from .timeutil import TimeLike, now, to_epoch
 from .writer import WriteResult
 
@@ -63,6 +67,8 @@ class Store:
         fusion: str = "convex",
         keyword_weight: float | None = None,
         author_tier: str = "explicit",
+        llm: Any = "env",
+        record_retrievals: bool = False,
     ) -> None:
         if fusion not in FUSIONS:
             raise InvalidQuery(f"unknown fusion {fusion!r}; use one of: {', '.join(FUSIONS)}")
@@ -74,6 +80,11 @@ class Store:
         self.author_tier = author_tier
         self.events = Events()
         self.vectors = Vectorizer(backend, embedder, default_embedder)
+        # The agent loop (trove.agent): an LLM only when configured; reads announced
+        # ("retrieved" events) only when asked, since most hosts do not audit reads.
+        self._llm = llm
+        self.expansion_counts = CacheCounts()
+        self.record_retrievals = record_retrievals
         # Hybrid searches embed and rank the query here while the keyword leg runs; kept
         # for the store's life (starting a thread per query cost ~2 ms).
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trove-search")
@@ -81,6 +92,8 @@ class Store:
     # --- lifecycle --------------------------------------------------------------------
 
     def close(self) -> None:
+        if isinstance(self._llm, ChatModel):
+            self._llm.close()
         self._pool.shutdown()
         self.backend.close()
 
@@ -110,6 +123,24 @@ class Store:
     def embedder(self) -> Embedder | None:
         """The embedder, created on first use (a keyword-only session never loads one)."""
         return self.vectors.embedder
+
+    @property
+    def llm(self) -> ChatModel | None:
+        """The chat model for expansion and enrichment: ``llm=`` of :func:`trove.open` (a
+        :class:`~trove.llm.ChatModel` or ``"openai:MODEL"``), else ``$TROVE_LLM``; None
+        when none is configured (the default: trove never calls out on its own)."""
+        if self._llm == "env":
+            self._llm = ChatModel.from_env()
+        elif isinstance(self._llm, str):
+            self._llm = ChatModel.from_spec(self._llm)
+        return self._llm
+
+    def settings(self, **changes: str | None) -> dict[str, str]:
+        """The store's own defaults (kept in the file), after applying ``changes``:
+        ``expand`` (``llm`` or ``off``) and ``enrich`` (``on`` or ``off``)."""
+        from .agent import settings
+
+        return settings(self, **changes)
 
     # --- writing ----------------------------------------------------------------------
 
@@ -193,10 +224,16 @@ class Store:
             raise NotFound(f"no document with id {doc_id!r} (purged documents cannot return)")
         if doc.deleted_at is not None:
             self.backend.set_deleted(doc_id, None)
+            self.notify("restored", doc)
 
     def purge(self) -> int:
         """Remove tombstoned and expired documents for good; returns how many."""
-        return len(self.backend.purge(now()))
+        stamp = now()
+        doomed = purgeable(self, stamp) if self.events.listening("purged") else {}
+        purged = self.backend.purge(stamp)
+        for doc_id in purged:
+            self.notify("purged", doomed.get(doc_id) or Document(id=doc_id, text=""))
+        return len(purged)
 
     def reembed(
         self,
@@ -319,7 +356,14 @@ class Store:
         doc = self.backend.get_document(doc_id)
         if doc is None or doc.deleted_at is not None or _expired(doc):
             return None
+        if self.record_retrievals:
+            self.notify("retrieved", doc)
         return doc
+
+    def _expand_default(self) -> int | str:
+        from .agent import expand_default
+
+        return expand_default(self)
 
     def search(
         self,
@@ -329,9 +373,10 @@ class Store:
         limit: int = 10,
         raw: bool = False,
         explain: bool = False,
-        expand: int = 0,
+        expand: int | str | None = None,
+        variants: Sequence[str] | None = None,
         **filters: Any,
-    ) -> builtins.list[Hit]:
+    ) -> SearchResults:
         """Documents matching ``query``, best first (one hit per document).
 
         ``mode`` is ``keyword``, ``semantic`` or ``hybrid`` (the default when the store
@@ -340,8 +385,58 @@ class Store:
         ``since``/``until`` (the timestamp, inclusive), ``metadata`` (a dict of equalities).
         ``explain=True`` adds each retriever's rank and score to every hit; ``expand=N``
         appends the documents linked to the hits (up to N edges away), each marked with
-        ``linked_from``.
+        ``linked_from``. ``variants`` are other phrasings of the query, each searched and
+        the lists fused (see :mod:`trove.search.variants`); ``expand="llm"`` asks the
+        configured LLM for them (cached; on any failure the plain results come back with
+        ``degraded`` set). Without ``expand``, the store's ``settings()`` decide.
         """
+        expand = self._expand_default() if expand is None else expand
+        if variants or expand == "llm":
+            from .agent import search_variants
+
+            options = dict(filters, mode=mode, raw=raw)
+            found = search_variants(
+                self,
+                query,
+                variants,
+                llm=expand == "llm",
+                limit=limit,
+                explain=explain,
+                **options,
+            )
+        else:
+            found = SearchResults(
+                self._search(
+                    query,
+                    mode=mode,
+                    limit=limit,
+                    raw=raw,
+                    explain=explain,
+                    expand=expand,
+                    **filters,
+                )
+            )
+        if self.record_retrievals:
+            for hit in found:
+                self.events.emit_hit("retrieved", hit)
+        return found
+
+    def _search(
+        self,
+        query: str,
+        *,
+        mode: str | None = None,
+        limit: int = 10,
+        raw: bool = False,
+        explain: bool = False,
+        expand: int | str = 0,
+        **filters: Any,
+    ) -> builtins.list[Hit]:
+        """One query, one ranking: :meth:`search` without variants."""
+        if isinstance(expand, bool) or not isinstance(expand, int) or expand < 0:
+            raise InvalidQuery(
+                f'expand must be a number of links (0, 1, ...) or "llm", not {expand!r}'
+            )
         mode = mode or ("hybrid" if self.has_embedder else "keyword")
         if mode not in MODES:
             raise InvalidQuery(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
@@ -460,6 +555,7 @@ class Store:
             **data,
             embedder=None if lock is None else lock.to_dict(),
             vectors=self.backend.vector_count(),
+            expansion_cache=self.expansion_counts.to_dict(),
         )
 
     # --- folders ----------------------------------------------------------------------
