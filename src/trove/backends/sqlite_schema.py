@@ -196,6 +196,13 @@ def m006_file_stat(conn: apsw.Connection) -> None:
     )
 
 
+def m007_event_log(conn: apsw.Connection) -> None:
+    """Every committed change of a document, for live events across processes: triggers
+    write the log in the writer's own transaction, so a rolled-back write logs nothing
+    and every process writing the file is heard (see :mod:`trove.live`)."""
+    conn.execute(event_log_sql())
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_initial,
     m002_memory,
@@ -203,8 +210,12 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m004_cjk_bigrams,
     m005_document_visible,
     m006_file_stat,
+    m007_event_log,
 ]
 LATEST_VERSION = len(MIGRATIONS)
+
+
+from .sqlite_events import event_log_sql  # noqa: E402 - the migration's own module
 
 
 def migrate(conn: apsw.Connection, current: int) -> None:
