@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import Forbidden, InvalidInput, NotFound
+from .limits import check_content
 from .models import Document, Edge, Hit, Page, Stats
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class Workspace:
         allow_write: bool = True,
         allow_delete: bool = True,
         allow_global: bool = False,
+        max_content_tokens: int | None = None,
     ) -> None:
         if not namespace:
             raise InvalidInput("a workspace needs a namespace")
@@ -46,6 +48,8 @@ class Workspace:
         self.allow_write = allow_write
         self.allow_delete = allow_delete
         self.allow_global = allow_global
+        # Servers bound what an agent writes (None: no bound, the library's default).
+        self.max_content_tokens = max_content_tokens
 
     # --- reading ----------------------------------------------------------------------
 
@@ -78,6 +82,7 @@ class Workspace:
     def write(self, item: Mapping[str, Any]) -> str:
         """Add or upsert one item; returns its id."""
         self._writable()
+        check_content(item.get("text"), self.max_content_tokens)
         fields = {k: v for k, v in item.items() if k not in _STAMPED}
         self._own_namespace(item.get("namespace"))
         if fields.get("scope") == "global" and not self.allow_global:
@@ -95,6 +100,7 @@ class Workspace:
 
     def update(self, doc_id: str, **changes: Any) -> str:
         self._writable()
+        check_content(changes.get("text"), self.max_content_tokens)
         doc = self._require(doc_id)
         if doc.scope == "global" and not self.allow_global:
             raise Forbidden("this caller may not change global items")

@@ -103,9 +103,11 @@ class Reader:
 @pytest.fixture
 def served(tmp_path: Path, serve: Any) -> Iterator[tuple[str, Path]]:
     path = tmp_path / "kb.db"
-    with trove.open(path, embedder=None) as kb:
-        with serve(create_app(kb, ServerConfig.from_dict(CONFIG))) as url:
-            yield url, path
+    with (
+        trove.open(path, embedder=None) as kb,
+        serve(create_app(kb, ServerConfig.from_dict(CONFIG))) as url,
+    ):
+        yield url, path
 
 
 def test_events_from_another_process_reach_the_stream(served: tuple[str, Path]) -> None:

@@ -151,7 +151,7 @@ Auth = Annotated[Caller, Depends(_caller)]
 
 def create_app(store: Store, config: ServerConfig) -> FastAPI:
     """The API over ``store``, as ``config`` allows. Serve it with :func:`serve`."""
-    guard = Guard(store, author_tier=AUTHOR_TIER)
+    guard = Guard(store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit)
     app = FastAPI(
         title="trove",
         version=__version__,
@@ -235,8 +235,10 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
         return {"edges": [edge.to_dict() for edge in edges]}
 
     from .events_sse import add_event_routes
+    from .http_agent import add_probe_route
 
     add_event_routes(app, store, Auth)
+    add_probe_route(app, guard, Auth)
 
     @app.get("/v1/stats", tags=["read"])
     def stats(who: Auth) -> dict[str, Any]:
