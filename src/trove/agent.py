@@ -7,11 +7,11 @@ Kept out of store.py so the façade only delegates.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
-from .models import Document
+from .models import Document, Hit
 from .search.variants import SearchResults, Variant, clean, fused_search
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ def expand_default(store: Store) -> int | str:
 
 def search_variants(
     store: Store,
+    search: Callable[..., list[Hit]],
     query: str,
     variants: Sequence[str] | None,
     *,
@@ -75,9 +76,9 @@ def search_variants(
     if not query.strip() or limit == 0:
         results = SearchResults()
     elif runs:
-        results = fused_search(store._search, query, runs, limit=limit, explain=explain, **options)
+        results = fused_search(search, query, runs, limit=limit, explain=explain, **options)
     else:
-        results = SearchResults(store._search(query, limit=limit, explain=explain, **options))
+        results = SearchResults(search(query, limit=limit, explain=explain, **options))
     if warning is not None:
         results.degraded = "unexpanded"
         results.warning = warning

@@ -16,6 +16,7 @@ from .agent import purgeable
 from .backends.base import Backend, KeywordHit
 from .embedders.base import Embedder, scripts_of
 from .embedding import AUTO, EmbedderSpec, Vectorizer
+from .enrich import wanted, with_enrichment
 from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
 from .expansion import CacheCounts
@@ -135,6 +136,13 @@ class Store:
             self._llm = ChatModel.from_spec(self._llm)
         return self._llm
 
+    def enrichment(self, doc_id: str) -> dict[str, Any] | None:
+        """A document's write-time enrichment (``status``: done, failed or stale), or None."""
+        from .enrich import enrichments
+
+        rows = enrichments(self)
+        return None if rows is None else rows.get(doc_id)
+
     def settings(self, **changes: str | None) -> dict[str, str]:
         """The store's own defaults (kept in the file), after applying ``changes``:
         ``expand`` (``llm`` or ``off``) and ``enrich`` (``on`` or ``off``)."""
@@ -167,6 +175,7 @@ class Store:
         session: str | None = None,
         importance: float | None = None,
         ttl: float | None = None,
+        enrich: bool | None = None,
     ) -> str:
         """Store a document and return its id.
 
@@ -174,11 +183,13 @@ class Store:
         ``dedupe_key`` within ``(namespace, scope)``, updates the document in place;
         identical content is a no-op. ``scope`` is ``workspace``, ``session`` (visible
         only to readers of the same ``session``) or ``global`` (readable from every
-        namespace); ``ttl`` is seconds until the document expires.
+        namespace); ``ttl`` is seconds until the document expires. ``enrich`` asks the
+        configured LLM for a summary, keywords and entities (default: the store's
+        ``settings()``); see :mod:`trove.enrich`.
         """
         record = dict(locals())
-        del record["self"]
-        return self.write_many([record])[0].id
+        del record["self"], record["enrich"]
+        return self.write_many([record], enrich=enrich)[0].id
 
     def add_many(self, items: Iterable[Mapping[str, Any]], *, batch_size: int = 256) -> list[str]:
         """Store many documents (dicts of :meth:`add`'s arguments), one transaction per batch."""
@@ -190,11 +201,13 @@ class Store:
         *,
         batch_size: int = 256,
         author_tier: str | None = None,
+        enrich: bool | None = None,
     ) -> list[WriteResult]:
         """Like :meth:`add_many`, saying for each item what the write did.
 
         ``author_tier`` is set by the interface that received the writes (default: the
-        store's, ``explicit`` for library calls).
+        store's, ``explicit`` for library calls). ``enrich``: as in :meth:`add`, after
+        the writes commit (a failure leaves them stored, marked un-enriched).
         """
         tier = author_tier or self.author_tier
         results: list[WriteResult] = []
@@ -206,6 +219,10 @@ class Store:
                 batch = []
         if batch:
             results.extend(writer.write_batch(self, batch))
+        if enrich is not False and wanted(self, enrich):
+            from .enrich import enrich as enrich_now
+
+            enrich_now(self, [r.id for r in results if r.action != "unchanged"])
         return results
 
     def delete(self, doc_id: str) -> None:
@@ -397,6 +414,7 @@ class Store:
             options = dict(filters, mode=mode, raw=raw)
             found = search_variants(
                 self,
+                with_enrichment(self, self._search),
                 query,
                 variants,
                 llm=expand == "llm",
@@ -406,7 +424,7 @@ class Store:
             )
         else:
             found = SearchResults(
-                self._search(
+                with_enrichment(self, self._search)(
                     query,
                     mode=mode,
                     limit=limit,

@@ -11,6 +11,8 @@ from collections.abc import Callable
 import apsw
 
 from ..search.query import cjk_text
+from .sqlite_enrich import ENRICHMENT_SQL
+from .sqlite_events import event_log_sql
 
 # "TROV": marks the file as ours, so a foreign SQLite database is refused untouched.
 APPLICATION_ID = 0x54524F56
@@ -196,11 +198,14 @@ def m006_file_stat(conn: apsw.Connection) -> None:
     )
 
 
-def m007_event_log(conn: apsw.Connection) -> None:
-    """Every committed change of a document, for live events across processes: triggers
-    write the log in the writer's own transaction, so a rolled-back write logs nothing
-    and every process writing the file is heard (see :mod:`trove.live`)."""
+def m007_agent_loop(conn: apsw.Connection) -> None:
+    """The agent loop (issue 17). An event log: every committed change of a document, for
+    live events across processes; triggers write it in the writer's own transaction, so a
+    rolled-back write logs nothing and every process writing the file is heard (see
+    :mod:`trove.live`). And write-time enrichment beside each document, indexed on its
+    own (see :mod:`trove.backends.sqlite_enrich`)."""
     conn.execute(event_log_sql())
+    conn.execute(ENRICHMENT_SQL)
 
 
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
@@ -210,12 +215,9 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m004_cjk_bigrams,
     m005_document_visible,
     m006_file_stat,
-    m007_event_log,
+    m007_agent_loop,
 ]
 LATEST_VERSION = len(MIGRATIONS)
-
-
-from .sqlite_events import event_log_sql  # noqa: E402 - the migration's own module
 
 
 def migrate(conn: apsw.Connection, current: int) -> None:
