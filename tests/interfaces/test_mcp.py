@@ -365,3 +365,57 @@ def json_dumps(value: Any) -> str:
     import json
 
     return json.dumps(value, ensure_ascii=False)
+
+
+# Clients of MCP 2025-11-25 (today's) subscribe this way; the SDK warns it is gone in 2026.
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+def test_subscribers_hear_when_another_process_changes_the_workspace(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    from trove.interfaces.mcp_events import KNOWLEDGE_URI, item_uri
+
+    db = tmp_path / "kb.db"
+    with trove.open(db, embedder=None) as kb:
+        kept = kb.workspace("ana").add("an item to watch")
+    heard: list[str] = []
+
+    async def collect(message: Any) -> None:
+        params = getattr(getattr(message, "root", message), "params", None)
+        uri = getattr(params, "uri", None)
+        if uri is not None:
+            heard.append(str(uri))
+
+    def write() -> None:
+        with trove.open(db, embedder=None) as kb:  # another connection, as another process
+            kb.workspace("bo").add("not ana's business")
+            kb.workspace("ana").update(kept, text="changed")
+
+    async def watch(session: ClientSession) -> None:
+        await session.subscribe_resource(KNOWLEDGE_URI)
+        await session.subscribe_resource(item_uri(kept))
+        await anyio.to_thread.run_sync(write)
+        with anyio.fail_after(20):
+            while len(heard) < 2:
+                await anyio.sleep(0.05)
+
+    params = StdioServerParameters(
+        command=TROVE, args=["--db", str(db), "--embedder", "none", "mcp", "--namespace", "ana"]
+    )
+
+    @asynccontextmanager
+    async def session() -> AsyncIterator[ClientSession]:
+        async with (
+            stdio_client(params) as (read, write_stream),
+            ClientSession(read, write_stream, message_handler=collect) as client,
+        ):
+            await client.initialize()
+            yield client
+
+    with connected(session) as mcp:
+        resources = mcp.portal.call(mcp.session.list_resources).resources
+        assert KNOWLEDGE_URI in {str(r.uri) for r in resources}
+        mcp.portal.call(watch, mcp.session)
+    # one update per changed item of ana's, then the workspace; nothing for bo's write
+    assert heard == [item_uri(kept), KNOWLEDGE_URI]

@@ -24,6 +24,7 @@ from ..store import Store
 from ..workspace import Workspace
 from .config import Rights, ServerConfig, bearer_token
 from .guard import Guard, error_code
+from .mcp_events import Subscribers, add_resources, publishing
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
@@ -341,7 +342,15 @@ def create_server(store: Store, config: ServerConfig) -> MCPServer:
     """
     tools = KnowledgeTools(store, config)
     rights = config.rights
-    server: MCPServer = MCPServer(name="trove", instructions=INSTRUCTIONS)
+    subscribers = Subscribers()
+    server: MCPServer = MCPServer(
+        name="trove",
+        instructions=INSTRUCTIONS,
+        subscriptions=subscribers.bus,
+        lifespan=publishing(store, config, subscribers),
+    )
+    subscribers.install(server)
+    add_resources(server, tools.guard, config)
     offered: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
         (tools.knowledge_search, "Search knowledge", _READ),
         (tools.knowledge_get, "Read an item", _READ),
