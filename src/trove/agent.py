@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidInput
+from .errors import InvalidInput, InvalidQuery
 from .models import Document, Hit
 from .search.variants import SearchResults, Variant, clean, fused_search
 
@@ -63,6 +63,8 @@ def search_variants(
     **options: Any,
 ) -> SearchResults:
     """Search ``query`` with the caller's variants, plus the LLM's when ``llm``."""
+    if not isinstance(query, str):
+        raise InvalidQuery("query must be a string")
     runs = [Variant(text) for text in clean(query, variants)]
     warning = None
     if llm:

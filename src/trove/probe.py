@@ -108,7 +108,7 @@ def _run(check: Callable[[Store], str]) -> tuple[bool, str]:
     import trove
 
     try:
-        with trove.open(":memory:", embedder=None) as scratch:
+        with trove.open(":memory:", embedder=None, llm=None, record_retrievals=False) as scratch:
             return True, check(scratch)
     except AssertionError as exc:
         return False, str(exc)

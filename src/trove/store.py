@@ -69,7 +69,7 @@ class Store:
         keyword_weight: float | None = None,
         author_tier: str = "explicit",
         llm: Any = "env",
-        record_retrievals: bool = False,
+        record_retrievals: bool | None = None,
     ) -> None:
         if fusion not in FUSIONS:
             raise InvalidQuery(f"unknown fusion {fusion!r}; use one of: {', '.join(FUSIONS)}")
@@ -85,6 +85,8 @@ class Store:
         # ("retrieved" events) only when asked, since most hosts do not audit reads.
         self._llm = llm
         self.expansion_counts = CacheCounts()
+        if record_retrievals is None:  # servers: set in the environment they run in
+            record_retrievals = os.environ.get("TROVE_RECORD_RETRIEVALS", "") in ("1", "true")
         self.record_retrievals = record_retrievals
         # Hybrid searches embed and rank the query here while the keyword leg runs; kept
         # for the store's life (starting a thread per query cost ~2 ms).
@@ -283,7 +285,7 @@ class Store:
                 f"update cannot change {', '.join(sorted(fixed))}; "
                 f"it changes {', '.join(sorted(_UPDATABLE))}"
             )
-        old = self.get(doc_id)
+        old = self.peek(doc_id)
         if old is None:
             raise NotFound(f"no document with id {doc_id!r}")
         item = {name: getattr(old, name) for name in _KEPT}
@@ -332,7 +334,7 @@ class Store:
         if isinstance(weight, bool) or not isinstance(weight, int | float):
             raise InvalidInput("weight must be a number")
         for doc_id in (src, dst):
-            if self.get(doc_id) is None:
+            if self.peek(doc_id) is None:
                 raise NotFound(f"no document with id {doc_id!r}")
         if src == dst:
             raise InvalidInput("a document cannot link to itself")
@@ -347,7 +349,7 @@ class Store:
         """Edges from or to ``doc_id`` whose other end is a live document, heaviest first."""
         edges = self.backend.edges_of([doc_id], type)
         live = {e.dst if e.src == doc_id else e.src for e in edges}
-        live = {d for d in live if self.get(d) is not None}
+        live = {d for d in live if self.peek(d) is not None}
         return [e for e in edges if (e.dst if e.src == doc_id else e.src) in live]
 
     def workspace(self, namespace: str = "default", **rights: Any) -> Workspace:
@@ -370,11 +372,16 @@ class Store:
 
     def get(self, doc_id: str) -> Document | None:
         """The document exactly as stored, or None if absent, deleted or expired."""
+        doc = self.peek(doc_id)
+        if doc is not None and self.record_retrievals:
+            self.notify("retrieved", doc)
+        return doc
+
+    def peek(self, doc_id: str) -> Document | None:
+        """:meth:`get` for trove's own checks: never a ``retrieved`` event."""
         doc = self.backend.get_document(doc_id)
         if doc is None or doc.deleted_at is not None or _expired(doc):
             return None
-        if self.record_retrievals:
-            self.notify("retrieved", doc)
         return doc
 
     def _expand_default(self) -> int | str:
@@ -422,6 +429,8 @@ class Store:
                 explain=explain,
                 **options,
             )
+            if isinstance(expand, int) and expand > 0:  # links from the fused hits
+                found.extend(self._linked(found, Filters.build(**filters), expand, now()))
         else:
             found = SearchResults(
                 with_enrichment(self, self._search)(

@@ -69,7 +69,8 @@ class Workspace:
     def neighbors(self, doc_id: str, type: str | None = None) -> builtins.list[Edge]:
         self._require(doc_id)
         edges = self.store.neighbors(doc_id, type)
-        return [e for e in edges if self.get(e.dst if e.src == doc_id else e.src) is not None]
+        other = [self.store.peek(e.dst if e.src == doc_id else e.src) for e in edges]
+        return [e for e, doc in zip(edges, other, strict=True) if doc and self._visible(doc)]
 
     def stats(self) -> Stats:
         return self.store.stats(namespace=self.namespace)
@@ -92,7 +93,7 @@ class Workspace:
                 raise InvalidInput("session-scoped writes need a session")
             fields["session"] = self.session
         fields["namespace"] = self.namespace
-        existing = self.store.get(self._id_for(fields))
+        existing = self.store.peek(self._id_for(fields))
         if existing is not None and not self._visible(existing):
             raise Forbidden("an item with this key belongs to another session")
         result = self.store.write_many([fields], author_tier=self.author_tier)[0]
@@ -138,7 +139,8 @@ class Workspace:
         return doc.scope != "session" or doc.session_id == self.session
 
     def _require(self, doc_id: str) -> Document:
-        doc = self.get(doc_id)
+        doc = self.store.peek(doc_id)
+        doc = doc if doc is not None and self._visible(doc) else None
         if doc is None:  # the same answer whether it is absent or someone else's
             raise NotFound(f"no document with id {doc_id!r}")
         return doc

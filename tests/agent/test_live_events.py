@@ -51,6 +51,11 @@ def test_reads_are_events_only_when_asked_for(durable_target: str) -> None:
         assert reads == []
     with trove.open(durable_target, embedder=None, record_retrievals=True) as audited:
         audited.subscribe(reads.append, kinds=["retrieved"])
+        ws = audited.workspace("default")
+        ws.write({"text": "a secret", "source": "vault"})  # trove's own checks: no reads
+        audited.update(doc, title="secret")
+        audited.link(doc, ws.add("another"))
+        assert reads == []
         audited.get(doc)
         audited.search("secret")
         assert [(e["kind"], e["id"], e["source"]) for e in reads] == [

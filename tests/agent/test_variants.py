@@ -71,3 +71,14 @@ def test_results_keep_filters_and_limit(kb: trove.Store) -> None:
     hits = kb.search("sqlite", variants=["redis", "standup"], limit=2)
     assert len(hits) == 2
     assert all(h.namespace == "default" for h in hits)
+
+
+def test_links_are_followed_from_the_fused_hits(kb: trove.Store) -> None:
+    [cache] = kb.search("sqlite")
+    [standup] = kb.search("standup")
+    kb.link(cache.doc_id, standup.doc_id)
+    hits = kb.search("embeddings", variants=["local cache"], expand=1)
+    assert [h.source_id for h in hits] == ["c", "s"]
+    assert hits[1].linked_from is not None
+    with pytest.raises(InvalidQuery, match="string"):
+        kb.search(3, variants=["x"])  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .sqlite import SQLiteBackend
 
 ENRICHMENT_SQL = """
-    CREATE TABLE enrichment (
+    CREATE TABLE IF NOT EXISTS enrichment (
         doc_id TEXT PRIMARY KEY REFERENCES document (id) ON DELETE CASCADE,
         content_hash TEXT NOT NULL,
         status TEXT NOT NULL,
@@ -27,19 +27,19 @@ ENRICHMENT_SQL = """
         error TEXT NOT NULL DEFAULT '',
         at REAL NOT NULL
     ) STRICT;
-    CREATE VIRTUAL TABLE enrichment_fts USING fts5 (
+    CREATE VIRTUAL TABLE IF NOT EXISTS enrichment_fts USING fts5 (
         summary, keywords, entities, content='enrichment', content_rowid='rowid',
         tokenize='porter unicode61 remove_diacritics 2'
     );
-    CREATE TRIGGER enrichment_ai AFTER INSERT ON enrichment BEGIN
+    CREATE TRIGGER IF NOT EXISTS enrichment_ai AFTER INSERT ON enrichment BEGIN
         INSERT INTO enrichment_fts (rowid, summary, keywords, entities)
             VALUES (new.rowid, new.summary, new.keywords, new.entities);
     END;
-    CREATE TRIGGER enrichment_ad AFTER DELETE ON enrichment BEGIN
+    CREATE TRIGGER IF NOT EXISTS enrichment_ad AFTER DELETE ON enrichment BEGIN
         INSERT INTO enrichment_fts (enrichment_fts, rowid, summary, keywords, entities)
             VALUES ('delete', old.rowid, old.summary, old.keywords, old.entities);
     END;
-    CREATE TRIGGER enrichment_au AFTER UPDATE ON enrichment BEGIN
+    CREATE TRIGGER IF NOT EXISTS enrichment_au AFTER UPDATE ON enrichment BEGIN
         INSERT INTO enrichment_fts (enrichment_fts, rowid, summary, keywords, entities)
             VALUES ('delete', old.rowid, old.summary, old.keywords, old.entities);
         INSERT INTO enrichment_fts (rowid, summary, keywords, entities)

@@ -34,7 +34,7 @@ def event_log_sql() -> str:
         "ELSE 'updated' END"
     )
     return f"""
-        CREATE TABLE event_log (
+        CREATE TABLE IF NOT EXISTS event_log (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
             kind TEXT NOT NULL,
             doc_id TEXT NOT NULL,
@@ -46,16 +46,16 @@ def event_log_sql() -> str:
             importance REAL,
             at REAL NOT NULL
         ) STRICT;
-        CREATE TRIGGER document_event_ai AFTER INSERT ON document BEGIN
+        CREATE TRIGGER IF NOT EXISTS document_event_ai AFTER INSERT ON document BEGIN
             {_INSERT.format(kind="'written'", row=_ROW.format(r="new"))}
         END;
         -- Only what a writer changes: bookkeeping columns (access counts) are no event.
-        CREATE TRIGGER document_event_au AFTER UPDATE ON document
+        CREATE TRIGGER IF NOT EXISTS document_event_au AFTER UPDATE ON document
         WHEN old.updated_at IS NOT new.updated_at OR old.deleted_at IS NOT new.deleted_at
         BEGIN
             {_INSERT.format(kind=changed, row=_ROW.format(r="new"))}
         END;
-        CREATE TRIGGER document_event_ad AFTER DELETE ON document BEGIN
+        CREATE TRIGGER IF NOT EXISTS document_event_ad AFTER DELETE ON document BEGIN
             {_INSERT.format(kind="'purged'", row=_ROW.format(r="old"))}
         END;
     """

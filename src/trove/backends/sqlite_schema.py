@@ -203,7 +203,8 @@ def m007_agent_loop(conn: apsw.Connection) -> None:
     live events across processes; triggers write it in the writer's own transaction, so a
     rolled-back write logs nothing and every process writing the file is heard (see
     :mod:`trove.live`). And write-time enrichment beside each document, indexed on its
-    own (see :mod:`trove.backends.sqlite_enrich`)."""
+    own (see :mod:`trove.backends.sqlite_enrich`). Idempotent (IF NOT EXISTS): a file
+    whose version was set back re-runs it harmlessly."""
     conn.execute(event_log_sql())
     conn.execute(ENRICHMENT_SQL)
 
