@@ -31,6 +31,11 @@ def settings(store: Store, **changes: str | None) -> dict[str, str]:
             raise InvalidInput(f"unknown setting {name!r}; known: {', '.join(SETTINGS)}")
         if value is not None and value not in SETTINGS[name]:
             raise InvalidInput(f"{name} must be one of {', '.join(SETTINGS[name])}")
+        if name == "enrich" and value == "on":
+            from .enrich import enrichments
+
+            if enrichments(store) is None:
+                raise InvalidInput("enrichment needs a SQLite store")
         store.backend.set_meta(_SETTING_PREFIX + name, value)
     values = {
         name: store.backend.get_meta(_SETTING_PREFIX + name) or choices[0]

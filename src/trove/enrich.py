@@ -52,11 +52,13 @@ def enrichments(store: Store) -> Enrichments | None:
 
 def wanted(store: Store, enrich: bool | None) -> bool:
     """Whether a write enriches: the caller's choice, else the store's setting."""
-    if enrich is not None:
-        return bool(enrich)
-    from .agent import setting
+    if enrich is None:
+        from .agent import setting
 
-    return setting(store, "enrich") == "on"
+        enrich = setting(store, "enrich") == "on"
+    if enrich and enrichments(store) is None:
+        raise InvalidQuery("enrichment needs a SQLite store")
+    return bool(enrich)
 
 
 def enrich(store: Store, doc_ids: Sequence[str]) -> dict[str, int]:

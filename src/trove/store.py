@@ -212,6 +212,7 @@ class Store:
         the writes commit (a failure leaves them stored, marked un-enriched).
         """
         tier = author_tier or self.author_tier
+        enriching = enrich is not False and wanted(self, enrich)  # refused before writing
         results: list[WriteResult] = []
         batch: list[Document] = []
         for item in items:
@@ -221,7 +222,7 @@ class Store:
                 batch = []
         if batch:
             results.extend(writer.write_batch(self, batch))
-        if enrich is not False and wanted(self, enrich):
+        if enriching:
             from .enrich import enrich as enrich_now
 
             enrich_now(self, [r.id for r in results if r.action != "unchanged"])

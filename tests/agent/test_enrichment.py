@@ -94,3 +94,15 @@ def test_purged_documents_take_their_enrichment_along(kb: trove.Store) -> None:
     assert kb.search("postmortem") == []
     kb.purge()
     assert kb.enrichment(doc) is None
+
+
+def test_postgres_refuses_enrichment_before_writing(pg_target: str) -> None:
+    from trove.errors import InvalidInput, InvalidQuery
+
+    with trove.open(pg_target, embedder=None, llm=None) as kb:
+        with pytest.raises(InvalidQuery, match="SQLite"):
+            kb.add("not stored", enrich=True)
+        assert kb.stats().documents == 0
+        with pytest.raises(InvalidInput, match="SQLite"):
+            kb.settings(enrich="on")
+        assert kb.search("anything") == []  # searches are unaffected
