@@ -138,14 +138,18 @@ def with_enrichment(store: Store, search: Callable[..., list[Hit]]) -> Callable[
 
 
 def _provenance(hit: Hit, explain: bool) -> Hit:
+    """The hit kept is the original's whenever the text matched (its scores are on the
+    retrievers' scale, above the squashed enrichment score), else the enrichment's."""
     info = hit.explain or {}
-    runs = info.get("variants", [])
-    best = max(runs, key=lambda r: (-r["rank"], r["score"]), default={"origin": "original"})
+    origin = info.get("found_by_origin", "original")
     kept = None
     if explain:
-        kept = {k: v for k, v in info.items() if k not in ("found_by", "variant_fusion")}
-        kept["enrichment_fusion"] = "rrf"
-    return replace(hit, provenance=best["origin"], explain=kept)
+        hidden = ("found_by", "found_by_origin", "variant_fusion", "variants")
+        kept = {k: v for k, v in info.items() if k not in hidden}
+        kept["enrichment"] = {
+            r["origin"]: {"rank": r["rank"], "score": r["score"]} for r in info["variants"]
+        }
+    return replace(hit, provenance=origin, explain=kept)
 
 
 def _enriched(

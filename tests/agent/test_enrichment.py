@@ -43,6 +43,10 @@ def test_enrichment_is_kept_beside_the_text_and_found_by_search(kb: trove.Store)
     assert "«postmortem»" in hit.snippet
     [own] = kb.search("config drifted")
     assert own.provenance == "original"
+    [both] = kb.search("retro postmortem", explain=True)  # text and enrichment match
+    assert both.provenance == "original" and both.explain is not None
+    assert set(both.explain["enrichment"]) == {"original", "enriched"}
+    assert both.explain["keyword"]["rank"] == 1  # the retriever's own explanation stays
 
 
 def test_a_failed_enrichment_leaves_the_document_stored_and_marked(

@@ -126,11 +126,12 @@ def fuse(
     for doc_id in order:
         hit, index = best[doc_id]
         info = None
-        if explain:
+        if explain:  # found_by: the phrasing whose hit is kept (its score and snippet)
             info = {
                 **(hit.explain or {}),
                 "variant_fusion": "rrf",
                 "found_by": runs[index].query,
+                "found_by_origin": runs[index].origin,
                 "variants": found[doc_id],
             }
         out.append(replace(hit, explain=info))
