@@ -163,3 +163,33 @@ def test_the_stream_needs_a_token_and_known_kinds(served: tuple[str, Path]) -> N
         )
         assert response.status_code == 422
         assert response.json()["error"]["code"] == "invalid_input"
+
+
+def test_ctrl_c_stops_the_server_with_a_stream_open(tmp_path: Path) -> None:
+    import signal
+    import socket
+
+    with socket.socket() as probe:  # a free port (uvicorn does not report port 0's)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    trove_cli = str(Path(sys.executable).with_name("trove"))
+    db = str(tmp_path / "kb.db")
+    server = subprocess.Popen(
+        [trove_cli, "--db", db, "--embedder", "none", "serve", "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        for line in server.stderr:
+            if "running on" in line.lower() or "startup complete" in line.lower():
+                break
+        reader = Reader(f"http://127.0.0.1:{port}", "any-token", 1_000)
+        server.send_signal(signal.SIGINT)  # as Ctrl-C: not waiting for the client to leave
+        assert server.wait(timeout=30) is not None
+        reader.thread.join(timeout=30)
+        assert not reader.thread.is_alive()
+        reader.client.close()
+    finally:
+        server.kill()
+        server.wait()

@@ -3,21 +3,22 @@
 Scoped like every other route: a caller hears about its own namespace, global items,
 and session items of its own session only. Each event is ``event: KIND`` with the
 payload as JSON ``data``; its ``id`` (SQLite) lets a client resume with
-``Last-Event-ID``. A comment line every ``KEEPALIVE`` quiet seconds keeps proxies from
-closing an idle stream.
+``Last-Event-ID``. sse-starlette (extra ``server``) frames the stream, pings every
+``KEEPALIVE`` seconds so proxies keep an idle stream open, notices a client gone, and
+ends open streams when the server shuts down (Ctrl-C does not wait for clients).
 """
 
 # No `from __future__ import annotations`: FastAPI reads these signatures at runtime.
 
 import asyncio
 import json
-import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Header, Query, Request
+from fastapi import FastAPI, Header, Query
 from fastapi.responses import StreamingResponse
 
+from ..errors import MissingDependency
 from ..events import EVENT_KINDS
 from ..live import POLL_SECONDS, EventFeed
 from ..store import Store
@@ -30,7 +31,6 @@ def add_event_routes(app: FastAPI, store: Store, auth: Any) -> None:
 
     @app.get("/v1/events", tags=["read"], response_class=StreamingResponse)
     def events(
-        request: Request,
         who: auth,
         kinds: Annotated[
             list[str] | None,
@@ -48,33 +48,26 @@ def add_event_routes(app: FastAPI, store: Store, auth: Any) -> None:
             session=who.rights.session or who.session,
             after=after,
         )
-        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(
-            _stream(request, feed), media_type="text/event-stream", headers=headers
-        )
+        try:
+            from sse_starlette import EventSourceResponse
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise MissingDependency("sse-starlette", "server", "GET /v1/events") from exc
+        return EventSourceResponse(_stream(feed), ping=KEEPALIVE, sep="\n")  # type: ignore[return-value]
 
 
-async def _stream(request: Request, feed: EventFeed) -> AsyncIterator[str]:
+async def _stream(feed: EventFeed) -> AsyncIterator[dict[str, Any]]:
     try:
-        yield ": trove events\n\n"  # sent at once: the client knows it is subscribed
-        quiet_since = time.monotonic()
-        while not await request.is_disconnected():
+        yield {"comment": "trove events"}  # at once: the client knows it is subscribed
+        while True:
             # In a thread: a write transaction holds the connection, and the event loop
             # must not wait for it.
-            found = await asyncio.to_thread(feed.poll)
-            for event in found:
-                yield _frame(event)
-            if found:
-                quiet_since = time.monotonic()
-            elif time.monotonic() - quiet_since > KEEPALIVE:
-                quiet_since = time.monotonic()
-                yield ": keep-alive\n\n"
+            for event in await asyncio.to_thread(feed.poll):
+                seq = event.get("seq")
+                yield {
+                    "event": event["kind"],
+                    "data": json.dumps(event, ensure_ascii=False),
+                    **({"id": str(seq)} if seq is not None else {}),
+                }
             await asyncio.sleep(POLL_SECONDS)
     finally:
         feed.close()
-
-
-def _frame(event: dict[str, Any]) -> str:
-    seq = event.get("seq")
-    head = f"id: {seq}\n" if seq is not None else ""
-    return f"{head}event: {event['kind']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
