@@ -104,3 +104,12 @@ def test_the_feed_works_in_process_on_postgres(pg_target: str) -> None:
         doc = kb.add("hello", source="chat")
         kb.delete(doc)
         assert [e["kind"] for e in feed.wait(5)] == ["written", "deleted"]
+
+
+def test_the_feed_carries_this_processs_reads(tmp_path: Path) -> None:
+    with trove.open(tmp_path / "kb.db", embedder=None, record_retrievals=True) as kb:
+        doc = kb.add("a secret", namespace="ana", source="vault")
+        with EventFeed(kb, namespace="ana") as feed, EventFeed(kb, namespace="bo") as other:
+            kb.search("secret", namespace="ana")
+            assert [(e["kind"], e["id"]) for e in feed.poll()] == [("retrieved", doc)]
+            assert other.poll() == []
