@@ -20,7 +20,12 @@ from .cli import cli, console, emit, json_option, open_store
 @click.option("--follow", "-f", is_flag=True, help="Keep printing events as they happen.")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(EVENT_KINDS), help="Repeatable.")
 @click.option("--namespace", help="Only this namespace's events (and global items').")
-@click.option("--after", type=int, help="Start after this event number (seq); default: from now.")
+@click.option(
+    "--after",
+    type=int,
+    help="Start after this event number (seq); default: from now with --follow, else "
+    "everything still logged (the newest 10,000 changes).",
+)
 @click.pass_context
 def events(
     ctx: click.Context,
