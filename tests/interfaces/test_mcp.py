@@ -419,3 +419,41 @@ def test_subscribers_hear_when_another_process_changes_the_workspace(
         mcp.portal.call(watch, mcp.session)
     # one update per changed item of ana's, then the workspace; nothing for bo's write
     assert heard == [item_uri(kept), KNOWLEDGE_URI]
+
+
+def test_listeners_of_the_2026_protocol_hear_changes_too(tmp_path: Path) -> None:
+    import anyio
+    from mcp.client.subscriptions import listen
+
+    from trove.interfaces.mcp_events import KNOWLEDGE_URI
+
+    db = tmp_path / "kb.db"
+    trove.open(db, embedder=None).close()
+
+    def write() -> None:
+        with trove.open(db, embedder=None) as kb:  # another connection, as another process
+            kb.workspace("ana").add("news")
+
+    async def heard(session: ClientSession) -> str:
+        async with listen(session, resource_subscriptions=[KNOWLEDGE_URI]) as subscription:
+            await anyio.to_thread.run_sync(write)
+            with anyio.fail_after(20):
+                async for event in subscription:
+                    return str(event.uri)
+        return ""
+
+    params = StdioServerParameters(
+        command=TROVE, args=["--db", str(db), "--embedder", "none", "mcp", "--namespace", "ana"]
+    )
+
+    @asynccontextmanager
+    async def session() -> AsyncIterator[ClientSession]:
+        async with (
+            stdio_client(params) as (read, write_stream),
+            ClientSession(read, write_stream) as client,
+        ):
+            await client.discover()  # the 2026-07-28 protocol: subscriptions/listen
+            yield client
+
+    with connected(session) as mcp:
+        assert mcp.portal.call(heard, mcp.session) == KNOWLEDGE_URI
