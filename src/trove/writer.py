@@ -202,7 +202,8 @@ def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
         backend.vectors_changed(dropped_ids, written_ids, vectors.matrix)
     for plan in plans.values():
         if plan.action != "unchanged":
-            store.notify("written" if plan.action == "added" else "updated", plan.doc)
+            kind = {"added": "written", "restored": "restored"}.get(plan.action, "updated")
+            store.notify(kind, plan.doc)
     return [WriteResult(doc.id, plans[doc.id].action, len(plans[doc.id].chunks)) for doc in docs]
 
 
