@@ -217,9 +217,11 @@ class Store:
             embedder, missing=missing, batch_size=batch_size, progress=progress
         )
 
-    def update(self, doc_id: str, *, author_tier: str | None = None, **changes: Any) -> str:
+    def update(self, doc_id: str, **changes: Any) -> str:
         """Change a document's ``text``, ``title``, ``tags``, ``metadata`` (replaced),
-        ``importance``, ``expires_at`` or ``ttl``; its id, provenance and created_at stay.
+        ``importance``, ``expires_at`` or ``ttl``; its id, provenance, ``author_tier``
+        (who wrote it: an agent's edit of a human's note leaves it the human's) and
+        created_at stay.
 
         Scope, dedupe key, namespace and provenance cannot change (``InvalidInput``).
         """
@@ -237,7 +239,7 @@ class Store:
         item.update(changes)
         if "ttl" in changes:
             item.pop("expires_at", None)
-        doc = writer.prepare(item, author_tier=author_tier or self.author_tier, doc_id=doc_id)
+        doc = writer.prepare(item, author_tier=old.author_tier, doc_id=doc_id)
         writer.write_batch(self, [doc])
         return doc_id
 
@@ -283,7 +285,11 @@ class Store:
         if src == dst:
             raise InvalidInput("a document cannot link to itself")
         self.backend.put_edge(src, dst, type, float(weight), now())
-        return Edge(src, dst, type, float(weight))
+        # Read back: a link made again keeps its first created_at.
+        for edge in self.backend.edges_of([src], type):
+            if edge.src == src and edge.dst == dst:
+                return edge
+        return Edge(src, dst, type, float(weight))  # pragma: no cover - just written
 
     def unlink(self, src: str, dst: str, type: str | None = None) -> int:
         """Remove the edges from ``src`` to ``dst`` (of one type, or all); returns how many."""
