@@ -458,9 +458,11 @@ class Store:
             weight = CJK_KEYWORD_WEIGHT if "cjk" in scripts else KEYWORD_WEIGHT
         return {"keyword": weight, "semantic": round(1.0 - weight, 9)}  # 0.3, not 0.30...04
 
-    def stats(self, namespace: str | None = None) -> Stats:
-        """Counts and sizes (of one namespace, if given); never loads an embedding model."""
-        data = self.backend.stats(now(), namespace)
+    def stats(self, namespace: str | None = None, *, session: str | None = None) -> Stats:
+        """Counts and sizes (of one namespace, if given); never loads an embedding model.
+
+        ``session`` counts only that session's session-scoped items (``""``: none)."""
+        data = self.backend.stats(now(), namespace, session)
         lock = self.backend.vector_lock()
         return Stats(
             **data,

@@ -85,7 +85,7 @@ class Workspace:
         return [e for e in edges if self.get(e.dst if e.src == doc_id else e.src) is not None]
 
     def stats(self) -> Stats:
-        return self.store.stats(namespace=self.namespace)
+        return self.store.stats(namespace=self.namespace, session=self.reader_session)
 
     # --- writing ----------------------------------------------------------------------
 

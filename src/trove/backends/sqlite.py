@@ -551,11 +551,17 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
 
     # --- statistics -------------------------------------------------------------------
 
-    def stats(self, now: float, namespace: str | None = None) -> dict[str, Any]:
-        """Counts and sizes, of the whole file or of one namespace."""
-        mine = "(?1 IS NULL OR namespace = ?1)"
+    def stats(
+        self, now: float, namespace: str | None = None, session: str | None = None
+    ) -> dict[str, Any]:
+        """Counts and sizes, of the whole file or of one namespace (and session, if given:
+        other sessions' items are not counted)."""
+        mine = (
+            "(?1 IS NULL OR namespace = ?1) "
+            "AND (?3 IS NULL OR scope != 'session' OR session_id = ?3)"
+        )
         live = f"{mine} AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)"
-        args = (namespace, now)
+        args = (namespace, now, session)
 
         def count(where: str) -> int:
             return int(self._scalar(f"SELECT count(*) FROM document WHERE {where}", args))
@@ -573,12 +579,14 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             )
         chunks = self._scalar(
             "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "
-            "WHERE ?1 IS NULL OR d.namespace = ?1",
-            args[:1],
+            "WHERE (?1 IS NULL OR d.namespace = ?1) AND ?2 IS NOT NULL "
+            "AND (?3 IS NULL OR d.scope != 'session' OR d.session_id = ?3)",
+            args,
         )
         text_bytes = self._scalar(
-            f"SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM document WHERE {mine}",
-            args[:1],
+            "SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM document "
+            f"WHERE {mine} AND ?2 IS NOT NULL",
+            args,
         )
         return {
             "documents": count(live),

@@ -1,5 +1,8 @@
 """Strict tool schemas for ``trove mcp``: unknown arguments are errors, with trove codes.
 
+Every error a tool returns starts with the trove error code (``not_found: ...``,
+``invalid_request: ...``), the same codes as HTTP and ``trove --json``.
+
 A model that adds an argument a tool does not have (``author`` on a search that had no
 author filter) would otherwise have it dropped in silence and believe it filtered. So
 every tool's input schema says ``additionalProperties: false`` and its argument model
@@ -26,7 +29,7 @@ def strict_tool(fn: Callable[..., Any], title: str, annotations: ToolAnnotations
     """A tool whose arguments must all be in its schema."""
     tool = Tool.from_function(fn, title=title, annotations=annotations)
     base = tool.fn_metadata.arg_model
-    config = ConfigDict(**{**base.model_config, "extra": "forbid"})  # type: ignore[typeddict-item]
+    config = ConfigDict(**{**base.model_config, "extra": "forbid"})
     tool.fn_metadata.arg_model = type(base.__name__, (base,), {"model_config": config})
     tool.parameters["additionalProperties"] = False
     return tool
@@ -51,6 +54,10 @@ class StrictServer(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(validation_message(exc.__cause__)) from exc.__cause__
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(validation_message(cause)) from cause
+            if type(cause) is ToolError:
+                # Our own "code: message", without the SDK's "Error executing tool X: ".
+                raise ToolError(str(cause)) from cause
             raise
