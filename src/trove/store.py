@@ -81,8 +81,13 @@ class Store:
     # --- lifecycle --------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the store; using it afterwards raises ``StoreError`` (closing again is fine)."""
+        from .opening import ClosedBackend
+
         self._pool.shutdown()
         self.backend.close()
+        closed: Any = ClosedBackend()
+        self.backend = self.vectors.backend = closed
 
     def warm(self) -> None:
         """Load the in-memory search indexes now, so the first queries do not wait.

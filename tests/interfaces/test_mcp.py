@@ -299,7 +299,8 @@ def test_bad_arguments_get_a_readable_error(ana: Mcp) -> None:
 
 
 def test_denied_writes_and_deletes_are_not_offered(tmp_path: Path) -> None:
-    with stdio(tmp_path / "kb.db", "--deny-write", "--deny-delete", log=tmp_path / "log") as mcp:
+    args = ("--create", "--deny-write", "--deny-delete")
+    with stdio(tmp_path / "kb.db", *args, log=tmp_path / "log") as mcp:
         assert set(mcp.tools()) == {"knowledge_search", "knowledge_get", "knowledge_list"}
         assert "Unknown tool" in mcp.fail("knowledge_write", text="x")
 

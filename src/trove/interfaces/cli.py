@@ -18,9 +18,11 @@ from rich.text import Text
 import trove
 
 from ..backends.postgres_url import is_postgres, redact
-from ..errors import TroveError
+from ..errors import NotFound, TroveError
 from ..models import Hit
 from ..search import snippet
+from .argv import reorder
+from .guard import error_code
 
 F = TypeVar("F", bound=Callable[..., Any])
 console = Console()
@@ -42,9 +44,34 @@ def emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
+class Failed(click.ClickException):
+    """A library error: ``Error: code: message`` on stderr, or with --json the same
+    ``{"error": {"code", "message"}}`` body as HTTP (on stdout); exit status 1."""
+
+    def __init__(self, exc: TroveError, *, as_json: bool) -> None:
+        super().__init__(str(exc))
+        self.code = error_code(exc)[1]
+        self.as_json = as_json
+
+    def show(self, file: Any = None) -> None:
+        if self.as_json:
+            emit({"error": {"code": self.code, "message": self.message}})
+        else:
+            click.echo(f"Error: {self.code}: {self.message}", err=True)
+
+
+def fail(exc: TroveError) -> Failed:
+    """``raise fail(NotFound(...))`` from a command: reported as open_store reports."""
+    ctx = click.get_current_context()
+    return Failed(exc, as_json=bool(ctx.params.get("as_json")))
+
+
 @contextmanager
-def open_store(ctx: click.Context) -> Iterator[trove.Store]:
-    """The store named by --db; library errors in the block become a clean message."""
+def open_store(ctx: click.Context, *, create: bool = True) -> Iterator[trove.Store]:
+    """The store named by --db; library errors in the block become a clean message.
+
+    Commands that only read pass ``create=False``: a mistyped --db is an error naming
+    the path, not a new empty store."""
     try:
         # --embedder chooses the model of a new store; an existing one keeps its own.
         name = ctx.obj["embedder"]
@@ -52,10 +79,10 @@ def open_store(ctx: click.Context) -> Iterator[trove.Store]:
             options: dict[str, Any] = {"embedder": None}
         else:
             options = {"default_embedder": "default" if name == "auto" else name}
-        with trove.open(ctx.obj["db"], **options) as kb:
+        with trove.open(ctx.obj["db"], create=create, **options) as kb:
             yield kb
     except TroveError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise fail(exc) from None
 
 
 def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
@@ -71,7 +98,14 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
     return found
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class TroveGroup(click.Group):
+    """Global options (--db, --embedder) may also follow the command."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, reorder(self, ctx, args))
+
+
+@click.group(cls=TroveGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
     envvar="TROVE_DB",
@@ -160,7 +194,7 @@ def search(
     filters = {k: v for k, v in options.items() if v not in ((), None)}
     if meta:
         filters["metadata"] = _pairs(meta, "--meta")
-    with open_store(ctx) as kb:
+    with open_store(ctx, create=False) as kb:
         hits = kb.search(query, **filters)
     if as_json:
         emit([hit.to_dict() for hit in hits])
@@ -196,10 +230,10 @@ def _print_hit(rank: int, hit: Hit) -> None:
 @click.pass_context
 def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
     """Print a document's text exactly as stored (--json: with its provenance)."""
-    with open_store(ctx) as kb:
+    with open_store(ctx, create=False) as kb:
         doc = kb.get(doc_id)
     if doc is None:
-        raise click.ClickException(f"no document with id {doc_id!r}")
+        raise fail(NotFound(f"no document with id {doc_id!r}"))
     if as_json:
         emit(doc.to_dict())
     else:
@@ -212,14 +246,25 @@ def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def rm(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
-    """Delete documents (tombstone; `trove restore` brings them back until `trove purge`)."""
-    with open_store(ctx) as kb:
+    """Delete documents (tombstone; `trove restore` brings them back until `trove purge`).
+
+    Every id is tried; the command fails (exit 1) if any could not be deleted."""
+    done, failed = [], {}
+    with open_store(ctx, create=False) as kb:
         for doc_id in doc_ids:
-            kb.delete(doc_id)
+            try:
+                kb.delete(doc_id)
+                done.append(doc_id)
+            except TroveError as exc:
+                failed[doc_id] = {"code": error_code(exc)[1], "message": str(exc)}
     if as_json:
-        emit({"deleted": list(doc_ids)})
+        emit({"deleted": done, "failed": failed})
     else:
-        console.print(f"deleted {len(doc_ids)} document(s)")
+        console.print(f"deleted {len(done)} document(s)")
+        for message in failed.values():
+            errors.print(f"{message['code']}: {message['message']}", highlight=False)
+    if failed:
+        ctx.exit(1)
 
 
 @cli.command()
@@ -227,25 +272,45 @@ def rm(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
 @json_option
 @click.pass_context
 def restore(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
-    """Undo `trove rm`."""
-    with open_store(ctx) as kb:
+    """Undo `trove rm` (a document that is not deleted is reported as such)."""
+    done, live = [], []
+    with open_store(ctx, create=False) as kb:
         for doc_id in doc_ids:
-            kb.restore(doc_id)
+            if kb.get(doc_id) is not None:
+                live.append(doc_id)
+            else:
+                kb.restore(doc_id)
+                done.append(doc_id)
     if as_json:
-        emit({"restored": list(doc_ids)})
-    else:
-        console.print(f"restored {len(doc_ids)} document(s)")
+        emit({"restored": done, "not_deleted": live})
+        return
+    console.print(f"restored {len(done)} document(s)")
+    for doc_id in live:
+        errors.print(f"{doc_id} is not deleted: nothing to restore", highlight=False)
 
 
 @cli.command()
+@click.option("--dry-run", is_flag=True, help="Say how many would go; remove nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @click.pass_context
-def purge(ctx: click.Context, as_json: bool) -> None:
-    """Remove deleted and expired documents for good."""
-    with open_store(ctx) as kb:
-        count = kb.purge()
+def purge(ctx: click.Context, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Remove deleted and expired documents for good (asks first unless --yes)."""
+    with open_store(ctx, create=False) as kb:
+        data = kb.stats()
+        pending = data.deleted + data.expired
+        if dry_run or not pending:
+            count = 0
+        elif not yes and not click.confirm(
+            f"remove {pending} deleted or expired document(s) for good?", err=True
+        ):
+            raise click.ClickException("nothing purged (answer y, or pass --yes)")
+        else:
+            count = kb.purge()
     if as_json:
-        emit({"purged": count})
+        emit({"purged": count, "would_purge": pending} if dry_run else {"purged": count})
+    elif dry_run:
+        console.print(f"would purge {pending} document(s)")
     else:
         console.print(f"purged {count} document(s)")
 
@@ -259,7 +324,7 @@ def purge(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) -> None:
     """Rebuild the vectors (switching embedder in one step), or fill in missing ones."""
-    with open_store(ctx) as kb:
+    with open_store(ctx, create=False) as kb:
         total = kb.stats().chunks
         with Progress(
             TextColumn("[bold]embedding"),
@@ -287,7 +352,7 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """What the store holds."""
-    with open_store(ctx) as kb:
+    with open_store(ctx, create=False) as kb:
         data = kb.stats().to_dict()
     data["path"] = redact(str(ctx.obj["db"]))
     if as_json:

@@ -1,0 +1,88 @@
+"""The CLI's contract: read-only commands create nothing, global options anywhere,
+--json errors with the codes HTTP uses, rm of several ids, restore of a live document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from trove.interfaces.cli import cli
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner(env={"TROVE_EMBEDDER": "hash:64", "TROVE_DB": None})
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["search", "x"], ["get", "abc"], ["stats"], ["rm", "abc"], ["purge", "--yes"]],
+)
+def test_read_only_commands_never_create_a_store(
+    runner: CliRunner, tmp_path: Path, command: list[str]
+) -> None:
+    typo = tmp_path / "typo.db"
+    result = runner.invoke(cli, ["--db", str(typo), *command])
+    assert result.exit_code == 1
+    assert f"no store at {typo}" in result.stderr
+    assert not typo.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_serve_without_create_refuses_a_missing_store(runner: CliRunner, tmp_path: Path) -> None:
+    typo = tmp_path / "typo.db"
+    # 0.0.0.0 without a token: were the store opened, serving would be refused, not hang.
+    args = ["--db", str(typo), "serve", "--host", "0.0.0.0"]
+    result = runner.invoke(cli, args, env={"TROVE_TOKEN": None})
+    assert result.exit_code == 1 and "no store at" in result.stderr
+    assert not typo.exists()
+
+
+def test_global_options_before_or_after_the_command(runner: CliRunner, tmp_path: Path) -> None:
+    db = str(tmp_path / "kb.db")
+    added = runner.invoke(cli, ["add", "otters hold hands", "--db", db, "--json"])
+    assert added.exit_code == 0, added.output
+    doc_id = json.loads(added.stdout)["id"]
+    hits = runner.invoke(cli, ["search", "otters", "--db", db, "--json", "--mode", "keyword"])
+    assert hits.exit_code == 0, hits.output
+    assert [h["doc_id"] for h in json.loads(hits.stdout)] == [doc_id]
+    stats = runner.invoke(cli, [f"--db={db}", "stats", "--json"])
+    assert json.loads(stats.stdout)["documents"] == 1
+    keyword_only = runner.invoke(cli, ["stats", "--embedder", "none", "--db", db, "--json"])
+    assert keyword_only.exit_code == 0, keyword_only.output
+
+
+def test_json_errors_carry_the_http_codes(runner: CliRunner, tmp_path: Path) -> None:
+    db = str(tmp_path / "kb.db")
+    runner.invoke(cli, ["--db", db, "add", "x"])
+    missing = runner.invoke(cli, ["--db", db, "get", "nope", "--json"])
+    assert missing.exit_code == 1
+    assert json.loads(missing.stdout)["error"]["code"] == "not_found"
+    bad = runner.invoke(cli, ["--db", db, "search", '"open', "--raw", "--json"])
+    assert json.loads(bad.stdout)["error"]["code"] == "invalid_query"
+    plain = runner.invoke(cli, ["--db", db, "get", "nope"])
+    assert plain.stderr.startswith("Error: not_found: no document with id 'nope'")
+
+
+def test_rm_of_several_ids_handles_the_others(runner: CliRunner, tmp_path: Path) -> None:
+    db = str(tmp_path / "kb.db")
+    a, b = (
+        json.loads(runner.invoke(cli, ["--db", db, "add", text, "--json"]).stdout)["id"]
+        for text in ("first", "second")
+    )
+    result = runner.invoke(cli, ["--db", db, "rm", a, "nope", b, "--json"])
+    assert result.exit_code == 1
+    body = json.loads(result.stdout)
+    assert body["deleted"] == [a, b] and body["failed"]["nope"]["code"] == "not_found"
+    assert runner.invoke(cli, ["--db", db, "get", b]).exit_code == 1
+
+
+def test_restore_of_a_live_document_says_so(runner: CliRunner, tmp_path: Path) -> None:
+    db = str(tmp_path / "kb.db")
+    doc_id = json.loads(runner.invoke(cli, ["--db", db, "add", "alive", "--json"]).stdout)["id"]
+    result = runner.invoke(cli, ["--db", db, "restore", doc_id])
+    assert result.exit_code == 0 and f"{doc_id} is not deleted" in result.stderr
+    body = json.loads(runner.invoke(cli, ["--db", db, "restore", doc_id, "--json"]).stdout)
+    assert body == {"restored": [], "not_deleted": [doc_id]}
