@@ -58,3 +58,20 @@ def test_a_closed_store_raises_a_trove_error(tmp_path: Path) -> None:
         with pytest.raises(StoreError, match="closed"):
             use()
     kb.close()  # closing twice is harmless
+
+
+def test_a_dedupe_key_decides_the_id_over_source_id(tmp_path: Path) -> None:
+    """README: dedupe_key wins when both it and (source, source_id) are given."""
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        first = kb.add("v1", source="crm", source_id="42", dedupe_key="customer:42")
+        second = kb.add("v2", source="crm", source_id="43", dedupe_key="customer:42")
+        assert first == second
+        assert kb.add("v3", source="crm", source_id="42") != first
+
+
+def test_add_many_batch_size_is_as_documented() -> None:
+    import inspect
+
+    default = inspect.signature(trove.Store.add_many).parameters["batch_size"].default
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"Store.add_many(dicts, batch_size={default})" in readme

@@ -297,14 +297,6 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             self.vectors_reset()
         return ids
 
-    def find_by_hash(self, namespace: str, source: str, content_hash: str) -> list[Document]:
-        rows = self.conn.execute(
-            f"SELECT {', '.join(_HEADER_COLUMNS)} FROM document "
-            "WHERE namespace = ? AND content_hash = ? AND source = ?",
-            (namespace, content_hash, source),
-        )
-        return [_document(_HEADER_COLUMNS, row) for row in rows]
-
     def source_hashes(self, namespace: str, source: str) -> dict[str, tuple[str, str, bool]]:
         """source_id -> (doc id, content hash, deleted) for every document of a source."""
         rows = self.conn.execute(
