@@ -86,3 +86,14 @@ def test_restore_of_a_live_document_says_so(runner: CliRunner, tmp_path: Path) -
     assert result.exit_code == 0 and f"{doc_id} is not deleted" in result.stderr
     body = json.loads(runner.invoke(cli, ["--db", db, "restore", doc_id, "--json"]).stdout)
     assert body == {"restored": [], "not_deleted": [doc_id]}
+
+
+def test_piped_search_output_is_not_wrapped_and_keeps_markers(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "kb.db")
+    long_text = "otters " + " ".join(f"word{i}" for i in range(60)) + " otters again"
+    runner.invoke(cli, ["--db", db, "add", long_text, "--title", "T"])
+    out = runner.invoke(cli, ["--db", db, "search", "otters", "--mode", "keyword"]).stdout
+    snippet_line = [line for line in out.splitlines() if "otters" in line][0]
+    assert "«otters»" in snippet_line and len(snippet_line) > 80

@@ -25,7 +25,9 @@ from .argv import reorder
 from .guard import error_code
 
 F = TypeVar("F", bound=Callable[..., Any])
-console = Console()
+# soft_wrap: lines are never broken at the console width (piped output stays one line
+# per field; a terminal wraps long lines itself).
+console = Console(soft_wrap=True)
 errors = Console(stderr=True)
 
 
@@ -219,8 +221,12 @@ def _print_hit(rank: int, hit: Hit) -> None:
     line.append(f"  {where}  {hit.doc_id}  {hit.score:.2f}", style="dim")
     console.print(line)
     body = Text("    ")
-    for i, part in enumerate(hit.snippet.replace(snippet.CLOSE, snippet.OPEN).split(snippet.OPEN)):
-        body.append(part, style="bold yellow" if i % 2 else "")
+    if not console.is_terminal:  # piped: keep the «match» markers, styles would vanish
+        body.append(hit.snippet)
+    else:
+        parts = hit.snippet.replace(snippet.CLOSE, snippet.OPEN).split(snippet.OPEN)
+        for i, part in enumerate(parts):
+            body.append(part, style="bold yellow" if i % 2 else "")
     console.print(body)
 
 
