@@ -95,5 +95,5 @@ def test_piped_search_output_is_not_wrapped_and_keeps_markers(
     long_text = "otters " + " ".join(f"word{i}" for i in range(60)) + " otters again"
     runner.invoke(cli, ["--db", db, "add", long_text, "--title", "T"])
     out = runner.invoke(cli, ["--db", db, "search", "otters", "--mode", "keyword"]).stdout
-    snippet_line = [line for line in out.splitlines() if "otters" in line][0]
+    snippet_line = next(line for line in out.splitlines() if "otters" in line)
     assert "«otters»" in snippet_line and len(snippet_line) > 80
