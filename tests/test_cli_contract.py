@@ -97,3 +97,20 @@ def test_piped_search_output_is_not_wrapped_and_keeps_markers(
     out = runner.invoke(cli, ["--db", db, "search", "otters", "--mode", "keyword"]).stdout
     snippet_line = next(line for line in out.splitlines() if "otters" in line)
     assert "«otters»" in snippet_line and len(snippet_line) > 80
+
+
+def test_list_pages_and_finds_tombstones(runner: CliRunner, tmp_path: Path) -> None:
+    db = str(tmp_path / "kb.db")
+    ids = [
+        json.loads(runner.invoke(cli, ["--db", db, "add", f"doc {i}", "--json"]).stdout)["id"]
+        for i in range(3)
+    ]
+    runner.invoke(cli, ["--db", db, "rm", ids[0]])
+    page = json.loads(runner.invoke(cli, ["list", "--db", db, "--json", "-n", "1"]).stdout)
+    assert len(page["items"]) == 1 and page["cursor"]
+    rest = runner.invoke(cli, ["--db", db, "list", "--cursor", page["cursor"]])
+    assert rest.exit_code == 0 and len(rest.stdout.splitlines()) == 1
+    live = runner.invoke(cli, ["--db", db, "list"]).stdout
+    assert ids[0] not in live
+    tombstones = runner.invoke(cli, ["--db", db, "list", "--deleted"]).stdout
+    assert f"{ids[0]}\t" in tombstones and "deleted" in tombstones

@@ -353,6 +353,39 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
         console.print(f"embedded {done} chunk(s) with {model}")
 
 
+@cli.command("list")
+@click.option("--namespace", default="default", show_default=True)
+@click.option("--scope", multiple=True, type=click.Choice(["workspace", "session", "global"]))
+@click.option("--deleted", is_flag=True, help="Also list deleted documents (to restore).")
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--cursor", help="The cursor printed by the previous page.")
+@json_option
+@click.pass_context
+def list_command(
+    ctx: click.Context,
+    namespace: str,
+    scope: tuple[str, ...],
+    deleted: bool,
+    limit: int,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
+    """Documents newest first, a page at a time (ID, title, source, state)."""
+    with open_store(ctx, create=False) as kb:
+        page = kb.list(
+            namespace, scope=scope or None, cursor=cursor, limit=limit, include_deleted=deleted
+        )
+    if as_json:
+        emit(page.to_dict())
+        return
+    for doc in page.items:
+        state = "deleted" if doc.deleted else "expired" if doc.expired else ""
+        where = ":".join(p for p in (doc.source, doc.source_id or "") if p)
+        click.echo("\t".join((doc.id, doc.title or "(untitled)", where, state)))
+    if page.cursor:
+        errors.print(f"more: --cursor {page.cursor}", highlight=False)
+
+
 @cli.command()
 @json_option
 @click.pass_context
