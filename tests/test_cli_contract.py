@@ -114,3 +114,24 @@ def test_list_pages_and_finds_tombstones(runner: CliRunner, tmp_path: Path) -> N
     assert ids[0] not in live
     tombstones = runner.invoke(cli, ["--db", db, "list", "--deleted"]).stdout
     assert f"{ids[0]}\t" in tombstones and "deleted" in tombstones
+
+
+def test_update_link_links_unlink(runner: CliRunner, tmp_path: Path) -> None:
+    db = str(tmp_path / "kb.db")
+
+    def run(*args: str) -> str:
+        result = runner.invoke(cli, ["--db", db, *args])
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    a = json.loads(run("add", "decision: drop redis", "--json"))["id"]
+    b = json.loads(run("add", "benchmark", "--json"))["id"]
+    assert json.loads(run("update", a, "--title", "Decision", "--json"))["changed"] == ["title"]
+    assert json.loads(run("get", a, "--json"))["title"] == "Decision"
+    edge = json.loads(run("link", a, b, "--type", "derived_from", "--json"))
+    assert edge["created_at"] and edge["type"] == "derived_from"
+    assert run("links", b) == f"{a}\tderived_from\t{b}\t1\n"
+    assert json.loads(run("unlink", a, b, "--json")) == {"removed": 1}
+    assert run("links", a) == ""
+    missing = runner.invoke(cli, ["--db", db, "update", "nope", "--title", "x", "--json"])
+    assert missing.exit_code == 1 and json.loads(missing.stdout)["error"]["code"] == "not_found"

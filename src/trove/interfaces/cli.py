@@ -410,7 +410,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
 
 # Commands that live in their own modules register themselves on import.
-from . import cli_eval, cli_ingest, cli_migrate, cli_serve  # noqa: E402, F401
+from . import cli_edit, cli_eval, cli_ingest, cli_migrate, cli_serve  # noqa: E402, F401
 
 
 def main() -> None:
