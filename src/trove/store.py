@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+import inspect
 import builtins
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -24,6 +26,7 @@ from .search.filters import Filters
 from .search.query import ParsedQuery, parse
 from .search.ranking import FUSIONS, fuse
 from .timeutil import TimeLike, now, to_epoch
+from .memory import atomic, lifecycle, upsert
 from .writer import WriteResult
 
 if TYPE_CHECKING:
@@ -136,6 +139,7 @@ class Store:
         session: str | None = None,
         importance: float | None = None,
         ttl: float | None = None,
+        on_conflict: str = "replace",
     ) -> str:
         """Store a document and return its id.
 
@@ -144,14 +148,29 @@ class Store:
         identical content is a no-op. ``scope`` is ``workspace``, ``session`` (visible
         only to readers of the same ``session``) or ``global`` (readable from every
         namespace); ``ttl`` is seconds until the document expires.
+
+        ``on_conflict`` says what happens to a key already stored: ``replace`` (the
+        default) makes this the whole record, ``merge`` changes only the arguments given
+        (those not left at their defaults), ``keep`` leaves the stored document as it is.
         """
         record = dict(locals())
-        del record["self"]
-        return self.write_many([record])[0].id
+        del record["self"], record["on_conflict"]
+        if on_conflict == "merge":
+            record = upsert.given(record, _ADD_DEFAULTS)
+        return self.write_many([record], on_conflict=on_conflict)[0].id
 
-    def add_many(self, items: Iterable[Mapping[str, Any]], *, batch_size: int = 256) -> list[str]:
-        """Store many documents (dicts of :meth:`add`'s arguments), one transaction per batch."""
-        return [result.id for result in self.write_many(items, batch_size=batch_size)]
+    def add_many(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        batch_size: int = 256,
+        on_conflict: str = "replace",
+    ) -> list[str]:
+        """Store many documents (dicts of :meth:`add`'s arguments), one transaction per
+        batch; ``on_conflict`` as in :meth:`add` (with ``merge``, an item's keys are the
+        fields it gives)."""
+        results = self.write_many(items, batch_size=batch_size, on_conflict=on_conflict)
+        return [result.id for result in results]
 
     def write_many(
         self,
@@ -159,6 +178,7 @@ class Store:
         *,
         batch_size: int = 256,
         author_tier: str | None = None,
+        on_conflict: str = "replace",
     ) -> list[WriteResult]:
         """Like :meth:`add_many`, saying for each item what the write did.
 
@@ -166,6 +186,10 @@ class Store:
         store's, ``explicit`` for library calls).
         """
         tier = author_tier or self.author_tier
+        if upsert.check(on_conflict) != "replace":
+            return upsert.write_many(
+                self, items, batch_size=batch_size, author_tier=tier, on_conflict=on_conflict
+            )
         results: list[WriteResult] = []
         batch: list[Document] = []
         for item in items:
@@ -177,14 +201,18 @@ class Store:
             results.extend(writer.write_batch(self, batch))
         return results
 
-    def delete(self, doc_id: str) -> None:
-        """Tombstone a document: gone from search and :meth:`get`, back with :meth:`restore`."""
+    def delete(self, doc_id: str) -> bool:
+        """Tombstone a document: gone from search and :meth:`get`, back with :meth:`restore`.
+
+        Returns True if this call deleted it, False if it was deleted already."""
         doc = self.backend.get_document(doc_id, with_text=False)
         if doc is None:
             raise NotFound(f"no document with id {doc_id!r}")
-        if doc.deleted_at is None:
-            self.backend.set_deleted(doc_id, now())
-            self.notify("deleted", doc)
+        if doc.deleted_at is not None:
+            return False
+        self.backend.set_deleted(doc_id, now())
+        self.notify("deleted", doc)
+        return True
 
     def restore(self, doc_id: str) -> None:
         """Undo :meth:`delete` (until :meth:`purge` removes the document for good)."""
@@ -194,9 +222,26 @@ class Store:
         if doc.deleted_at is not None:
             self.backend.set_deleted(doc_id, None)
 
-    def purge(self) -> int:
-        """Remove tombstoned and expired documents for good; returns how many."""
-        return len(self.backend.purge(now()))
+    def purge(self, ids: Iterable[str] | None = None) -> int:
+        """Remove documents for good; returns how many.
+
+        Without ``ids``: every tombstoned and expired document. With ``ids``: those
+        documents, whatever their state (unknown ids are skipped, and not counted)."""
+        if ids is None:
+            return len(self.backend.purge(now()))
+        return lifecycle.purge(self, ids)
+
+    def clear(self, namespace: str) -> int:
+        """Remove every document of ``namespace`` for good (all scopes, deleted ones too),
+        in one transaction; returns how many. A write racing it is either removed whole or
+        kept whole."""
+        return lifecycle.clear(self, namespace)
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """``with kb.transaction(): ...`` makes the writes inside (adds, updates, deletes,
+        links) one transaction: all kept, or none if the block raises. Events are emitted
+        after the commit, and not at all on a rollback."""
+        return atomic.transaction(self)
 
     def reembed(
         self,
@@ -310,7 +355,8 @@ class Store:
         return self.events.subscribe(callback, kinds)
 
     def notify(self, kind: str, doc: Document) -> None:
-        self.events.emit(kind, doc)
+        if not atomic.defer(self, kind, doc):  # inside kb.transaction(): after the commit
+            self.events.emit(kind, doc)
 
     # --- reading ----------------------------------------------------------------------
 
@@ -320,6 +366,18 @@ class Store:
         if doc is None or doc.deleted_at is not None or _expired(doc):
             return None
         return doc
+
+    def get_by_key(
+        self,
+        source: str,
+        source_id: str,
+        *,
+        namespace: str = "default",
+        scope: str = "workspace",
+        session: str | None = None,
+    ) -> Document | None:
+        """The document stored under ``(namespace, source, source_id)``, as :meth:`get`."""
+        return lifecycle.get_by_key(self, source, source_id, namespace, scope, session)
 
     def search(
         self,
@@ -529,3 +587,11 @@ def _hit(
         importance=doc.importance,
         explain=explain,
     )
+
+
+# add()'s defaults: with on_conflict="merge", an argument left at its default is not given.
+_ADD_DEFAULTS = {
+    name: param.default
+    for name, param in inspect.signature(Store.add).parameters.items()
+    if param.default is not inspect.Parameter.empty
+}

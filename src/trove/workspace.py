@@ -79,6 +79,7 @@ class Workspace:
         """Add or upsert one item; returns its id."""
         self._writable()
         fields = {k: v for k, v in item.items() if k not in _STAMPED}
+        on_conflict = fields.pop("on_conflict", None) or "replace"
         self._own_namespace(item.get("namespace"))
         if fields.get("scope") == "global" and not self.allow_global:
             raise Forbidden("this caller may not write global items")
@@ -90,7 +91,9 @@ class Workspace:
         existing = self.store.get(self._id_for(fields))
         if existing is not None and not self._visible(existing):
             raise Forbidden("an item with this key belongs to another session")
-        result = self.store.write_many([fields], author_tier=self.author_tier)[0]
+        result = self.store.write_many(
+            [fields], author_tier=self.author_tier, on_conflict=on_conflict
+        )[0]
         return result.id
 
     def update(self, doc_id: str, **changes: Any) -> str:
@@ -102,13 +105,16 @@ class Workspace:
             changes.pop(name, None)
         return self.store.update(doc_id, author_tier=self.author_tier, **changes)
 
-    def delete(self, doc_id: str) -> None:
+    def delete(self, doc_id: str, *, hard: bool = False) -> bool:
+        """Tombstone an item, or with ``hard`` remove it for good."""
         if not self.allow_delete:
             raise Forbidden("deletes are not allowed for this caller")
         doc = self._require(doc_id)
         if doc.scope == "global" and not self.allow_global:
             raise Forbidden("this caller may not delete global items")
-        self.store.delete(doc_id)
+        if hard:
+            return self.store.purge(ids=[doc_id]) > 0
+        return self.store.delete(doc_id)
 
     def link(self, src: str, dst: str, type: str = "relates_to", weight: float = 1.0) -> Edge:
         self._writable()

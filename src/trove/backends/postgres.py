@@ -33,6 +33,7 @@ from ..models import DOCUMENT_FIELDS, Chunk, Document
 from ..timeutil import to_epoch, to_iso
 from . import postgres_text as text_index
 from .base import ChunkRow, FileStat
+from .postgres_lifecycle import PostgresLifecycle
 from .postgres_schema import current_version, ensure_vector_extension, migrate
 from .postgres_search import PostgresSearch
 from .postgres_text import esc, esc_opt, filterable, unesc
@@ -53,7 +54,7 @@ _STRING_COLUMNS = tuple(
 )
 
 
-class PostgresBackend(PostgresVectors, PostgresSearch):
+class PostgresBackend(PostgresVectors, PostgresSearch, PostgresLifecycle):
     """Everything trove stores, in one PostgreSQL schema. Thread-safe: each thread's
     transaction has its own pooled connection."""
 

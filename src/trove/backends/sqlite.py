@@ -24,6 +24,7 @@ from ..search.ranking import WIDEN, collapse, first_window, merge_evidence, subs
 from ..timeutil import to_epoch, to_iso
 from .base import ChunkRow, FileStat, KeywordHit
 from .sqlite_conn import SerializedConnection
+from .sqlite_lifecycle import LifecycleStorage
 from .sqlite_memory import MemoryStorage
 from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate, word_tokenizer
 from .sqlite_vectors import VectorStorage, load_extension
@@ -38,7 +39,7 @@ _TIME_COLUMNS = ("timestamp", "created_at", "updated_at", "deleted_at", "expires
 _JSON_LIST_COLUMNS = ("participants", "tags")
 
 
-class SQLiteBackend(VectorStorage, MemoryStorage):
+class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage):
     """Everything trove stores, in one SQLite file. Thread-safe: one statement at a time."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000) -> None:

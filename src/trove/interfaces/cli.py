@@ -71,6 +71,12 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
     return found
 
 
+def _given(ctx: click.Context, name: str, value: Any) -> bool:
+    if name == "metadata":
+        return bool(value)
+    return ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
@@ -111,10 +117,22 @@ def cli(ctx: click.Context, db: str | None, embedder: str | None) -> None:
 @click.option("--namespace", default="default")
 @click.option("--dedupe-key", help="A key of your own; writing it again updates in place.")
 @click.option("--expires-at", help="ISO-8601 time after which the document disappears.")
+@click.option(
+    "--on-conflict",
+    type=click.Choice(["replace", "merge", "keep"]),
+    default="replace",
+    show_default=True,
+    help="A stored key: replace the record, merge in the options given, or keep it.",
+)
 @json_option
 @click.pass_context
 def add(
-    ctx: click.Context, text: str | None, meta: tuple[str, ...], as_json: bool, **fields: Any
+    ctx: click.Context,
+    text: str | None,
+    meta: tuple[str, ...],
+    as_json: bool,
+    on_conflict: str,
+    **fields: Any,
 ) -> None:
     """Add one document: TEXT, or standard input when TEXT is omitted or '-'."""
     if text is None or text == "-":
@@ -126,7 +144,10 @@ def add(
             raise click.ClickException(f"standard input is not UTF-8 (byte {exc.start})") from None
     metadata = _pairs(meta, "--meta")
     with open_store(ctx) as kb:
-        result = kb.write_many([{"text": text, "metadata": metadata, **fields}])[0]
+        item = {"text": text, "metadata": metadata, **fields}
+        if on_conflict == "merge":  # only the options given on the command line change
+            item = {k: v for k, v in item.items() if k == "text" or _given(ctx, k, v)}
+        result = kb.write_many([item], on_conflict=on_conflict)[0]
     if as_json:
         emit({"id": result.id, "action": result.action})
     else:
@@ -238,12 +259,13 @@ def restore(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None
 
 
 @cli.command()
+@click.argument("doc_ids", nargs=-1)
 @json_option
 @click.pass_context
-def purge(ctx: click.Context, as_json: bool) -> None:
-    """Remove deleted and expired documents for good."""
+def purge(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
+    """Remove deleted and expired documents for good; or, given DOC_IDS, those documents."""
     with open_store(ctx) as kb:
-        count = kb.purge()
+        count = kb.purge(ids=list(doc_ids) if doc_ids else None)
     if as_json:
         emit({"purged": count})
     else:
@@ -306,7 +328,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
 
 # Commands that live in their own modules register themselves on import.
-from . import cli_eval, cli_ingest, cli_migrate, cli_serve  # noqa: E402, F401
+from . import cli_eval, cli_ingest, cli_memory, cli_migrate, cli_serve  # noqa: E402, F401
 
 
 def main() -> None:

@@ -74,6 +74,11 @@ class WriteBody(_Body):
     url: str | None = None
     thread_id: str | None = None
     channel: str | None = None
+    on_conflict: Literal["replace", "merge", "keep"] | None = Field(
+        None,
+        description="If the key is stored: replace (default) the item, merge in only the "
+        "fields sent, or keep the stored item untouched.",
+    )
 
 
 class UpdateBody(_Body):
@@ -200,11 +205,12 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
         return {"id": doc_id}
 
     @app.delete("/v1/items/{doc_id}", tags=["write"])
-    def delete(doc_id: str, who: Auth) -> dict[str, Any]:
-        """Tombstone an item (`trove restore` brings it back)."""
+    def delete(doc_id: str, who: Auth, hard: bool = False) -> dict[str, Any]:
+        """Tombstone an item (`trove restore` brings it back), or with `hard=true` remove
+        it for good. `deleted` is false if it was deleted already."""
         with guard.write(who.rights, who.session) as ws:
-            ws.delete(doc_id)
-        return {"id": doc_id, "deleted": True}
+            deleted = ws.delete(doc_id, hard=hard)
+        return {"id": doc_id, "deleted": deleted}
 
     @app.post("/v1/links", tags=["write"])
     def link(body: LinkBody, who: Auth) -> dict[str, Any]:

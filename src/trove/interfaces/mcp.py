@@ -120,6 +120,13 @@ class KnowledgeTools:
         timestamp: Annotated[
             str | None, Field(description="When it happened, ISO-8601 (2026-11-03T09:00:00Z).")
         ] = None,
+        on_conflict: Annotated[
+            Literal["replace", "merge", "keep"] | None,
+            Field(
+                description="If the key is already stored: replace (default) the whole item, "
+                "merge in only the fields given here, or keep the stored item untouched."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Save a memory (fact, decision, preference, note) so it can be found later, in this
         or future conversations. Returns its id."""
@@ -134,6 +141,7 @@ class KnowledgeTools:
             metadata=metadata,
             source=source,
             timestamp=timestamp,
+            on_conflict=on_conflict,
         )
         with self._workspace(ctx, write=True) as ws:
             return {"id": ws.write(item), "scope": scope}
@@ -249,11 +257,19 @@ class KnowledgeTools:
             )
         return {"items": [_preview(doc) for doc in page.items], "cursor": page.cursor}
 
-    def knowledge_delete(self, ctx: Context, id: Id) -> dict[str, Any]:
-        """Delete an item: it disappears from search and get (a person can restore it)."""
+    def knowledge_delete(
+        self,
+        ctx: Context,
+        id: Id,
+        permanent: Annotated[
+            bool, Field(description="Remove it for good (no restore), e.g. a wrong memory.")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Delete an item: it disappears from search and get (a person can restore it,
+        unless permanent)."""
         with self._workspace(ctx, write=True) as ws:
-            ws.delete(id)
-        return {"id": id, "deleted": True}
+            deleted = ws.delete(id, hard=permanent)
+        return {"id": id, "deleted": deleted}
 
     def knowledge_link(
         self,
