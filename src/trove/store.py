@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import base64
-import inspect
 import builtins
+import inspect
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -20,13 +20,13 @@ from .embedding import AUTO, EmbedderSpec, Vectorizer
 from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
+from .memory import atomic, lifecycle, upsert
 from .models import Chunk, Document, Edge, Hit, Page, Stats
 from .search import snippet
 from .search.filters import Filters
 from .search.query import ParsedQuery, parse
 from .search.ranking import FUSIONS, fuse
 from .timeutil import TimeLike, now, to_epoch
-from .memory import atomic, lifecycle, upsert
 from .writer import WriteResult
 
 if TYPE_CHECKING:

@@ -30,9 +30,7 @@ def test_merge_changes_only_the_fields_given(kb: trove.Store) -> None:
 
 def test_merge_without_text_in_add_many_keeps_the_text(kb: trove.Store) -> None:
     doc_id = kb.add("stored text", source="s", source_id="1", author="ana")
-    [same] = kb.add_many(
-        [{"source": "s", "source_id": "1", "author": "bo"}], on_conflict="merge"
-    )
+    [same] = kb.add_many([{"source": "s", "source_id": "1", "author": "bo"}], on_conflict="merge")
     doc = kb.get(doc_id)
     assert same == doc_id and doc is not None and (doc.text, doc.author) == ("stored text", "bo")
 

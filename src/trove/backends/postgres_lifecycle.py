@@ -40,5 +40,3 @@ class PostgresLifecycle:
         """Ids of every document of a namespace (any scope, deleted and expired too)."""
         rows = self.rows("SELECT id FROM document WHERE namespace = %s", (esc(namespace),))
         return [unesc(str(r[0])) for r in rows]
-
-
