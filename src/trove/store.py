@@ -20,7 +20,7 @@ from .embedding import AUTO, EmbedderSpec, Vectorizer
 from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
-from .memory import atomic, lifecycle, upsert
+from .memory import atomic, entry, lifecycle, own_vectors, upsert
 from .models import Chunk, Document, Edge, Hit, Page, Stats
 from .search import snippet
 from .search.filters import Filters
@@ -46,10 +46,9 @@ CJK_KEYWORD_WEIGHT = 0.7
 # the store think the embedder cannot read it, while "iPhone 价格" (a quarter CJK) is CJK.
 SCRIPT_SHARE = 0.2
 
-_UPDATABLE = frozenset({"text", "title", "tags", "metadata", "importance", "expires_at", "ttl"})
-# What an update carries over from the stored document: every field add() takes, except
-# the session (restored from session_id) and ttl (stored as expires_at).
-_KEPT = sorted(writer.ADD_FIELDS - {"session", "ttl"})
+_UPDATABLE = frozenset(
+    {"text", "title", "tags", "metadata", "importance", "expires_at", "ttl", *entry.FIELDS}
+)
 
 
 class Store:
@@ -139,6 +138,14 @@ class Store:
         session: str | None = None,
         importance: float | None = None,
         ttl: float | None = None,
+        confidence: float | None = None,
+        compression_level: int | None = None,
+        entities: Iterable[str] = (),
+        source_turn_ids: Iterable[str] = (),
+        index: bool | str = True,
+        keyword_text: str | None = None,
+        semantic_text: str | None = None,
+        vector: Sequence[float] | None = None,
         on_conflict: str = "replace",
     ) -> str:
         """Store a document and return its id.
@@ -149,6 +156,12 @@ class Store:
         only to readers of the same ``session``) or ``global`` (readable from every
         namespace); ``ttl`` is seconds until the document expires.
 
+        ``importance`` (default 0.5) and ``confidence`` (default 1.0) are yours to set;
+        ``compression_level``, ``entities`` and ``source_turn_ids`` too. ``index``
+        (``True``, ``False``, ``"keyword"``, ``"semantic"``) says which indexes hold the
+        entry, ``keyword_text``/``semantic_text`` what they index instead of the text
+        (see :mod:`trove.memory.entry`); ``vector`` is your own embedding of the entry
+        (see :mod:`trove.memory.own_vectors`).
         ``on_conflict`` says what happens to a key already stored: ``replace`` (the
         default) makes this the whole record, ``merge`` changes only the arguments given
         (those not left at their defaults), ``keep`` leaves the stored document as it is.
@@ -186,20 +199,9 @@ class Store:
         store's, ``explicit`` for library calls).
         """
         tier = author_tier or self.author_tier
-        if upsert.check(on_conflict) != "replace":
-            return upsert.write_many(
-                self, items, batch_size=batch_size, author_tier=tier, on_conflict=on_conflict
-            )
-        results: list[WriteResult] = []
-        batch: list[Document] = []
-        for item in items:
-            batch.append(writer.prepare(item, author_tier=tier))
-            if len(batch) >= batch_size:
-                results.extend(writer.write_batch(self, batch))
-                batch = []
-        if batch:
-            results.extend(writer.write_batch(self, batch))
-        return results
+        return upsert.write_many(
+            self, items, batch_size=batch_size, author_tier=tier, on_conflict=on_conflict
+        )
 
     def delete(self, doc_id: str) -> bool:
         """Tombstone a document: gone from search and :meth:`get`, back with :meth:`restore`.
@@ -264,7 +266,10 @@ class Store:
 
     def update(self, doc_id: str, *, author_tier: str | None = None, **changes: Any) -> str:
         """Change a document's ``text``, ``title``, ``tags``, ``metadata`` (replaced),
-        ``importance``, ``expires_at`` or ``ttl``; its id, provenance and created_at stay.
+        ``importance``, ``expires_at`` or ``ttl``, or its memory fields and entry control
+        (``confidence``, ``compression_level``, ``entities``, ``source_turn_ids``,
+        ``index``, ``keyword_text``, ``semantic_text``); its id, provenance and
+        created_at stay.
 
         Scope, dedupe key, namespace and provenance cannot change (``InvalidInput``).
         """
@@ -277,8 +282,7 @@ class Store:
         old = self.get(doc_id)
         if old is None:
             raise NotFound(f"no document with id {doc_id!r}")
-        item = {name: getattr(old, name) for name in _KEPT}
-        item["session"] = old.session_id or None
+        item = upsert.stored_item(old)
         item.update(changes)
         if "ttl" in changes:
             item.pop("expires_at", None)
@@ -381,13 +385,14 @@ class Store:
 
     def search(
         self,
-        query: str,
+        query: str = "",
         *,
         mode: str | None = None,
         limit: int = 10,
         raw: bool = False,
         explain: bool = False,
         expand: int = 0,
+        vector: Sequence[float] | None = None,
         **filters: Any,
     ) -> builtins.list[Hit]:
         """Documents matching ``query``, best first (one hit per document).
@@ -398,8 +403,11 @@ class Store:
         ``since``/``until`` (the timestamp, inclusive), ``metadata`` (a dict of equalities).
         ``explain=True`` adds each retriever's rank and score to every hit; ``expand=N``
         appends the documents linked to the hits (up to N edges away), each marked with
-        ``linked_from``.
+        ``linked_from``. ``vector=[...]`` searches by your own query vector instead of
+        ``query`` (every filter applies).
         """
+        if vector is not None:
+            return own_vectors.search(self, vector, Filters.build(**filters), limit, explain)
         mode = mode or ("hybrid" if self.has_embedder else "keyword")
         if mode not in MODES:
             raise InvalidQuery(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")

@@ -27,6 +27,8 @@ class ChunkRow:
     head: str
     text: str
     text_hash: str
+    # What the embedder sees, when not the head and text (an entry's semantic_text).
+    embed: str | None = None
 
 
 @dataclass(frozen=True)

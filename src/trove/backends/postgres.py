@@ -46,9 +46,22 @@ _DOC_LOCKS = 0x54524F58
 
 DOC_COLUMNS = list(DOCUMENT_FIELDS)
 HEADER_COLUMNS = [c for c in DOC_COLUMNS if c != "text"]
-_TIME_COLUMNS = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
-_ARRAY_COLUMNS = ("participants", "tags")
-_NUMBER_COLUMNS = ("importance", *_TIME_COLUMNS)
+_TIME_COLUMNS = (
+    "timestamp",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "expires_at",
+    "last_accessed",
+)
+_ARRAY_COLUMNS = ("participants", "tags", "entities", "source_turn_ids")
+_NUMBER_COLUMNS = (
+    "importance",
+    "confidence",
+    "compression_level",
+    "access_count",
+    *_TIME_COLUMNS,
+)
 _STRING_COLUMNS = tuple(
     c for c in DOC_COLUMNS if c not in (*_ARRAY_COLUMNS, *_NUMBER_COLUMNS, "metadata")
 )

@@ -35,8 +35,15 @@ _PARTIAL_TERMS = 16
 
 _DOC_COLUMNS = list(DOCUMENT_FIELDS)
 _HEADER_COLUMNS = [c for c in _DOC_COLUMNS if c != "text"]
-_TIME_COLUMNS = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
-_JSON_LIST_COLUMNS = ("participants", "tags")
+_TIME_COLUMNS = (
+    "timestamp",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "expires_at",
+    "last_accessed",
+)
+_JSON_LIST_COLUMNS = ("participants", "tags", "entities", "source_turn_ids")
 
 
 class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage):

@@ -196,6 +196,29 @@ def m006_file_stat(conn: apsw.Connection) -> None:
     )
 
 
+def m007_memory_fields(conn: apsw.Connection) -> None:
+    """Agent memory (issue 16): confidence, compression, entities, source turns, canonical
+    duplicates, use (count and last access), and entry control (which indexes hold an
+    entry, and the texts they index). Importance now defaults to 0.5."""
+    conn.execute(
+        """
+        ALTER TABLE document ADD COLUMN confidence REAL NOT NULL DEFAULT 1.0;
+        ALTER TABLE document ADD COLUMN compression_level INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE document ADD COLUMN entities TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE document ADD COLUMN source_turn_ids TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE document ADD COLUMN canonical_id TEXT;
+        ALTER TABLE document ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE document ADD COLUMN last_accessed REAL;
+        ALTER TABLE document ADD COLUMN indexed TEXT NOT NULL DEFAULT 'both';
+        ALTER TABLE document ADD COLUMN keyword_text TEXT;
+        ALTER TABLE document ADD COLUMN semantic_text TEXT;
+        UPDATE document SET importance = 0.5 WHERE importance IS NULL;
+        CREATE INDEX document_canonical ON document (canonical_id)
+            WHERE canonical_id IS NOT NULL;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_initial,
     m002_memory,
@@ -203,6 +226,7 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m004_cjk_bigrams,
     m005_document_visible,
     m006_file_stat,
+    m007_memory_fields,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

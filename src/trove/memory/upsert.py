@@ -14,18 +14,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import writer
 from ..errors import InvalidInput
 from ..models import Document
 from ..writer import WriteResult
+from . import own_vectors
 
 if TYPE_CHECKING:
     from ..store import Store
 
 MODES = ("replace", "merge", "keep")
-# What a merged item takes over from the stored document: every field add() takes,
-# except the session (restored from session_id) and ttl (stored as expires_at).
-_KEPT = sorted(writer.ADD_FIELDS - {"session", "ttl"})
 
 
 def check(mode: str) -> str:
@@ -47,18 +47,28 @@ def write_many(
     check(on_conflict)
     results: list[WriteResult | None] = []
     pending: list[tuple[int, Document]] = []
+    given: dict[str, np.ndarray] = {}
 
     def flush() -> None:
-        done = writer.write_batch(store, [doc for _, doc in pending])
+        done = writer.write_batch(store, [doc for _, doc in pending], given)
         for (position, _), result in zip(pending, done, strict=True):
             results[position] = result
         pending.clear()
+        given.clear()
 
     for item in items:
+        vector = None
+        if isinstance(item, Mapping) and item.get("vector") is not None:
+            vector = own_vectors.parse(item["vector"])
+            own_vectors.check(store, {"": vector})
+        if isinstance(item, Mapping) and "vector" in item:
+            item = {k: v for k, v in item.items() if k != "vector"}
         resolved = _resolve(store, item, author_tier, on_conflict)
         results.append(resolved if isinstance(resolved, WriteResult) else None)
         if isinstance(resolved, Document):
             pending.append((len(results) - 1, resolved))
+            if vector is not None:
+                given[resolved.id] = vector
             if len(pending) >= batch_size:
                 flush()
     if pending:
@@ -78,12 +88,24 @@ def _resolve(
         return writer.prepare(item, author_tier=tier)
     if mode == "keep":
         return WriteResult(old.id, "unchanged")
-    merged: dict[str, Any] = {name: getattr(old, name) for name in _KEPT}
-    merged["session"] = old.session_id or None
+    merged = stored_item(old)
     merged.update(item)
     if "ttl" in item:
         merged.pop("expires_at", None)
     return writer.prepare(merged, author_tier=tier, doc_id=old.id)
+
+
+def stored_item(doc: Document) -> dict[str, Any]:
+    """A stored document as the arguments of the add() that would write it again."""
+    # Every field add() takes, except the session (restored from session_id), ttl
+    # (stored as expires_at) and index (stored as indexed).
+    item = {name: getattr(doc, name) for name in writer.ADD_FIELDS - _NOT_STORED}
+    item["session"] = doc.session_id or None
+    item["index"] = doc.indexed
+    return item
+
+
+_NOT_STORED = frozenset({"session", "ttl", "index"})
 
 
 def given(record: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
