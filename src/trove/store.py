@@ -299,15 +299,22 @@ class Store:
         cursor: str | None = None,
         limit: int = 20,
         include_deleted: bool = False,
+        **filters: Any,
     ) -> Page:
         """Documents of a namespace, newest first, a page at a time.
 
         Expired documents are listed (``doc.expired``), deleted ones only with
-        ``include_deleted``. Pass ``page.cursor`` back for the next page.
+        ``include_deleted``. Pass ``page.cursor`` back for the next page. Filters as in
+        :meth:`search` (source, doc_type, author, tags, since, until, entities,
+        min_importance, min_confidence) and ``max_compression`` (memories a caller may
+        summarise: ``max_compression=0``); metadata is not a list filter.
         """
         if not isinstance(limit, int) or not 0 < limit <= 1000:
             raise InvalidQuery("limit must be between 1 and 1000")
-        scopes = Filters.build(namespace=namespace, scope=scope).scope
+        if "metadata" in filters:
+            raise InvalidQuery("list does not filter by metadata; search does")
+        where = Filters.build(namespace=namespace, scope=scope, **filters)
+        scopes = where.scope
         after = decode_cursor(cursor) if cursor else None
         items = self.backend.list_documents(
             namespace,
@@ -316,6 +323,7 @@ class Store:
             after=after,
             limit=limit,
             include_deleted=include_deleted,
+            filters=where,
         )
         last = items[-1] if len(items) == limit else None
         return Page(items, encode_cursor(last) if last else None)

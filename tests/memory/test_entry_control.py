@@ -92,3 +92,37 @@ def test_bad_memory_fields_are_invalid(kb: trove.Store, bad: dict[str, object]) 
     with pytest.raises(InvalidInput):
         kb.add("x", **bad)  # type: ignore[arg-type]
     assert kb.stats().documents == 0
+
+
+def _memories(kb: trove.Store) -> dict[str, str]:
+    return {
+        "low": kb.add("redis note low", importance=0.1, entities=["Redis"], source="chat"),
+        "high": kb.add("redis note high", importance=0.9, confidence=0.4, entities=["Redis"]),
+        "ana": kb.add("redis note ana", entities=["Ana", "Redis"], compression_level=1),
+    }
+
+
+def test_search_filters_by_importance_confidence_and_entities(kb: trove.Store) -> None:
+    ids = _memories(kb)
+
+    def found(**filters: object) -> set[str]:
+        return {h.doc_id for h in kb.search("redis note", **filters)}  # type: ignore[arg-type]
+
+    assert found(min_importance=0.5) == {ids["high"], ids["ana"]}
+    assert found(min_confidence=0.5) == {ids["low"], ids["ana"]}
+    assert found(entities=["Ana"]) == {ids["ana"]}
+    assert found(entities=["Redis", "Ana"]) == {ids["ana"]}
+    assert found(max_compression=0) == {ids["low"], ids["high"]}
+
+
+def test_list_filters_without_a_query(kb: trove.Store) -> None:
+    ids = _memories(kb)
+
+    def listed(**filters: object) -> set[str]:
+        return {d.id for d in kb.list(**filters).items}  # type: ignore[arg-type]
+
+    assert listed(max_compression=0) == {ids["low"], ids["high"]}
+    assert listed(min_importance=0.5, entities="Redis") == {ids["high"], ids["ana"]}
+    assert listed(source="chat") == {ids["low"]}
+    with pytest.raises(trove.InvalidQuery):
+        kb.list(min_importance="high")

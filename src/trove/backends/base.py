@@ -104,6 +104,7 @@ class Backend(Protocol):
         after: tuple[float, str] | None,
         limit: int,
         include_deleted: bool,
+        filters: Filters | None = None,
     ) -> list[Document]: ...
     def stats(self, now: float, namespace: str | None = None) -> dict[str, Any]: ...
 

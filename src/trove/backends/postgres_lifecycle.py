@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from ..search.filters import Filters
 from .postgres_text import esc, unesc
 
 
@@ -40,3 +41,42 @@ class PostgresLifecycle:
         """Ids of every document of a namespace (any scope, deleted and expired too)."""
         rows = self.rows("SELECT id FROM document WHERE namespace = %s", (esc(namespace),))
         return [unesc(str(r[0])) for r in rows]
+
+
+def memory_clauses(filters: Filters, alias: str = "d.") -> tuple[list[str], list[Any]]:
+    """SQL for the memory filters (entities, importance, confidence, compression)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if filters.entities:
+        clauses.append(f"{alias}entities @> %s::text[]")
+        params.append([esc(e) for e in filters.entities])
+    for column, op, value in (
+        ("importance", ">=", filters.min_importance),
+        ("confidence", ">=", filters.min_confidence),
+        ("compression_level", "<=", filters.max_compression),
+    ):
+        if value is not None:
+            clauses.append(f"{alias}{column} {op} %s")
+            params.append(value)
+    return clauses, params
+
+
+def list_clauses(filters: Filters) -> tuple[list[str], list[Any]]:
+    """What :meth:`Store.list` filters by besides its namespace, scope and session."""
+    clauses, params = memory_clauses(filters, "")
+    for column in ("source", "doc_type", "author"):
+        values: tuple[str, ...] = getattr(filters, column)
+        if values:
+            clauses.append(f"{column} = ANY(%s)")
+            params.append([esc(v) for v in values])
+    if filters.tags:
+        clauses.append("tags @> %s::text[]")
+        params.append([esc(t) for t in filters.tags])
+    for column, op, value in (
+        ("timestamp", ">=", filters.since),
+        ("timestamp", "<=", filters.until),
+    ):
+        if value is not None:
+            clauses.append(f"{column} {op} %s")
+            params.append(value)
+    return clauses, params

@@ -24,7 +24,7 @@ from ..search.ranking import WIDEN, collapse, first_window, merge_evidence, subs
 from ..timeutil import to_epoch, to_iso
 from .base import ChunkRow, FileStat, KeywordHit
 from .sqlite_conn import SerializedConnection
-from .sqlite_lifecycle import LifecycleStorage
+from .sqlite_lifecycle import LifecycleStorage, memory_clauses
 from .sqlite_memory import MemoryStorage
 from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate, word_tokenizer
 from .sqlite_vectors import VectorStorage, load_extension
@@ -659,7 +659,8 @@ def _filter_sql(filters: Filters, now: float) -> tuple[str, tuple[Any, ...]]:
         else:
             clauses.append("json_extract(d.metadata, ?) = ?")
             params.extend((path, int(value) if isinstance(value, bool) else value))
-    return " AND ".join(clauses), tuple(params)
+    extra, more = memory_clauses(filters)
+    return " AND ".join(clauses + extra), tuple(params + more)
 
 
 def _match_terms(match: str) -> list[str]:

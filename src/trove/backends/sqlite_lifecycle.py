@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from typing import Any
 
+from ..search.filters import Filters
 from .sqlite_conn import SerializedConnection
 
 
@@ -52,3 +54,42 @@ class LifecycleStorage:
         """Ids of every document of a namespace (any scope, deleted and expired too)."""
         rows = self.conn.execute("SELECT id FROM document WHERE namespace = ?", (namespace,))
         return [str(r[0]) for r in rows]
+
+
+def memory_clauses(filters: Filters, alias: str = "d.") -> tuple[list[str], list[Any]]:
+    """SQL for the memory filters (entities, importance, confidence, compression)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for entity in filters.entities:
+        clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}entities) WHERE value = ?)")
+        params.append(entity)
+    for column, op, value in (
+        ("importance", ">=", filters.min_importance),
+        ("confidence", ">=", filters.min_confidence),
+        ("compression_level", "<=", filters.max_compression),
+    ):
+        if value is not None:
+            clauses.append(f"{alias}{column} {op} ?")
+            params.append(value)
+    return clauses, params
+
+
+def list_clauses(filters: Filters) -> tuple[list[str], list[Any]]:
+    """What :meth:`Store.list` filters by besides its namespace, scope and session."""
+    clauses, params = memory_clauses(filters, "")
+    for column in ("source", "doc_type", "author"):
+        values: tuple[str, ...] = getattr(filters, column)
+        if values:
+            clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    for tag in filters.tags:
+        clauses.append("EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)")
+        params.append(tag)
+    for column, op, value in (
+        ("timestamp", ">=", filters.since),
+        ("timestamp", "<=", filters.until),
+    ):
+        if value is not None:
+            clauses.append(f"{column} {op} ?")
+            params.append(value)
+    return clauses, params

@@ -20,6 +20,10 @@ FILTER_NAMES = (
     "since",
     "until",
     "metadata",
+    "entities",
+    "min_importance",
+    "min_confidence",
+    "max_compression",
 )
 
 
@@ -37,6 +41,11 @@ class Filters:
     since: float | None = None
     until: float | None = None
     metadata: tuple[tuple[str, Any], ...] = field(default=())
+    # Agent memory (issue 16): entities like tags (all of), and bounds.
+    entities: tuple[str, ...] = ()
+    min_importance: float | None = None
+    min_confidence: float | None = None
+    max_compression: int | None = None
 
     @classmethod
     def build(
@@ -52,6 +61,10 @@ class Filters:
         since: TimeLike | None = None,
         until: TimeLike | None = None,
         metadata: Mapping[str, Any] | None = None,
+        entities: str | Iterable[str] | None = None,
+        min_importance: float | None = None,
+        min_confidence: float | None = None,
+        max_compression: int | None = None,
         **unknown: Any,
     ) -> Filters:
         if unknown:
@@ -86,7 +99,27 @@ class Filters:
             since=start,
             until=end,
             metadata=tuple(sorted((metadata or {}).items())),
+            entities=_strings(entities, "entities"),
+            min_importance=_number(min_importance, "min_importance"),
+            min_confidence=_number(min_confidence, "min_confidence"),
+            max_compression=_whole(max_compression, "max_compression"),
         )
+
+
+def _number(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        raise InvalidQuery(f"{name} must be a number")
+    return float(value)
+
+
+def _whole(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidQuery(f"{name} must be an integer")
+    return value
 
 
 def _strings(value: str | Iterable[str] | None, name: str) -> tuple[str, ...]:
