@@ -120,11 +120,17 @@ class Hit:
     explain: dict[str, Any] | None = None
     # Set on documents that search(expand=...) added: the hit and edge that led here.
     linked_from: dict[str, Any] | None = None
+    confidence: float = 1.0
+    entities: tuple[str, ...] = ()
+    access_count: int = 0
+    last_accessed: str | None = None
+    created_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["participants"] = list(self.participants)
         data["tags"] = list(self.tags)
+        data["entities"] = list(self.entities)
         for optional in ("explain", "linked_from"):
             if data[optional] is None:
                 del data[optional]

@@ -21,8 +21,9 @@ from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from .memory import atomic, entry, lifecycle, own_vectors, upsert
+from .memory.access import AccessRecorder
 from .models import Chunk, Document, Edge, Hit, Page, Stats
-from .search import snippet
+from .search import memory_rank, snippet
 from .search.filters import Filters
 from .search.query import ParsedQuery, parse
 from .search.ranking import FUSIONS, fuse
@@ -65,6 +66,7 @@ class Store:
         fusion: str = "convex",
         keyword_weight: float | None = None,
         author_tier: str = "explicit",
+        record_access: bool = True,
     ) -> None:
         if fusion not in FUSIONS:
             raise InvalidQuery(f"unknown fusion {fusion!r}; use one of: {', '.join(FUSIONS)}")
@@ -76,6 +78,8 @@ class Store:
         self.author_tier = author_tier
         self.events = Events()
         self.vectors = Vectorizer(backend, embedder, default_embedder)
+        # access_count/last_accessed of what reads hand out (record_access=False: not).
+        self.access = AccessRecorder(backend, enabled=record_access)
         # Hybrid searches embed and rank the query here while the keyword leg runs; kept
         # for the store's life (starting a thread per query cost ~2 ms).
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trove-search")
@@ -83,6 +87,7 @@ class Store:
     # --- lifecycle --------------------------------------------------------------------
 
     def close(self) -> None:
+        self.access.close()
         self._pool.shutdown()
         self.backend.close()
 
@@ -279,7 +284,7 @@ class Store:
                 f"update cannot change {', '.join(sorted(fixed))}; "
                 f"it changes {', '.join(sorted(_UPDATABLE))}"
             )
-        old = self.get(doc_id)
+        old = self.get(doc_id, record_access=False)
         if old is None:
             raise NotFound(f"no document with id {doc_id!r}")
         item = upsert.stored_item(old)
@@ -335,7 +340,7 @@ class Store:
         if isinstance(weight, bool) or not isinstance(weight, int | float):
             raise InvalidInput("weight must be a number")
         for doc_id in (src, dst):
-            if self.get(doc_id) is None:
+            if self.get(doc_id, record_access=False) is None:
                 raise NotFound(f"no document with id {doc_id!r}")
         if src == dst:
             raise InvalidInput("a document cannot link to itself")
@@ -350,7 +355,7 @@ class Store:
         """Edges from or to ``doc_id`` whose other end is a live document, heaviest first."""
         edges = self.backend.edges_of([doc_id], type)
         live = {e.dst if e.src == doc_id else e.src for e in edges}
-        live = {d for d in live if self.get(d) is not None}
+        live = {d for d in live if self.get(d, record_access=False) is not None}
         return [e for e in edges if (e.dst if e.src == doc_id else e.src) in live]
 
     def workspace(self, namespace: str = "default", **rights: Any) -> Workspace:
@@ -372,12 +377,22 @@ class Store:
 
     # --- reading ----------------------------------------------------------------------
 
-    def get(self, doc_id: str) -> Document | None:
-        """The document exactly as stored, or None if absent, deleted or expired."""
+    def get(self, doc_id: str, *, record_access: bool = True) -> Document | None:
+        """The document exactly as stored, or None if absent, deleted or expired.
+
+        Counts as a use of it (``access_count``, ``last_accessed``, written in the
+        background) unless ``record_access=False`` or the store was opened with it off."""
         doc = self.backend.get_document(doc_id)
         if doc is None or doc.deleted_at is not None or _expired(doc):
             return None
+        if record_access:
+            self.access.note([doc.id])
         return doc
+
+    def flush_access(self) -> int:
+        """Write the pending access counts now (they are otherwise written about once a
+        second, and at close); returns how many documents they touched."""
+        return self.access.flush()
 
     def get_by_key(
         self,
@@ -401,6 +416,8 @@ class Store:
         explain: bool = False,
         expand: int = 0,
         vector: Sequence[float] | None = None,
+        rerank: str | Mapping[str, Any] | None = None,
+        record_access: bool = True,
         **filters: Any,
     ) -> builtins.list[Hit]:
         """Documents matching ``query``, best first (one hit per document).
@@ -412,10 +429,43 @@ class Store:
         ``explain=True`` adds each retriever's rank and score to every hit; ``expand=N``
         appends the documents linked to the hits (up to N edges away), each marked with
         ``linked_from``. ``vector=[...]`` searches by your own query vector instead of
-        ``query`` (every filter applies).
+        ``query`` (every filter applies). ``rerank="memory"`` (or a dict) blends relevance
+        with recency, importance and use: see :mod:`trove.search.memory_rank`. The hits
+        returned count as uses of their documents unless ``record_access=False``.
         """
-        if vector is not None:
-            return own_vectors.search(self, vector, Filters.build(**filters), limit, explain)
+        if rerank is not None:
+            rank = memory_rank.parse(rerank)
+            wide = self.search(
+                query,
+                mode=mode,
+                limit=memory_rank.depth(limit) if isinstance(limit, int) else limit,
+                raw=raw,
+                explain=explain,
+                vector=vector,
+                record_access=False,
+                **filters,
+            )
+            hits = memory_rank.apply(wide, rank, now(), limit, explain)
+        elif vector is not None:
+            hits = own_vectors.search(self, vector, Filters.build(**filters), limit, explain)
+        else:
+            hits = self._search(query, mode, limit, raw, explain, filters)
+        if expand > 0 and hits:
+            stamp = now()
+            hits = hits + self._linked(hits, Filters.build(**filters), expand, stamp)
+        if record_access:
+            self.access.note(h.doc_id for h in hits)
+        return hits
+
+    def _search(
+        self,
+        query: str,
+        mode: str | None,
+        limit: int,
+        raw: bool,
+        explain: bool,
+        filters: dict[str, Any],
+    ) -> builtins.list[Hit]:
         mode = mode or ("hybrid" if self.has_embedder else "keyword")
         if mode not in MODES:
             raise InvalidQuery(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
@@ -455,7 +505,7 @@ class Store:
             )
             for f in fused
         ]
-        return hits + self._linked(hits, where, expand, stamp) if expand > 0 else hits
+        return hits
 
     def _linked(
         self, hits: builtins.list[Hit], where: Filters, depth: int, stamp: float
@@ -602,6 +652,11 @@ def _hit(
         scope=doc.scope,
         importance=doc.importance,
         explain=explain,
+        confidence=doc.confidence,
+        entities=doc.entities,
+        access_count=doc.access_count,
+        last_accessed=doc.last_accessed,
+        created_at=doc.created_at,
     )
 
 

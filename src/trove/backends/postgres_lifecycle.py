@@ -4,10 +4,13 @@ namespace); chunks, vectors and edges go with them by ``ON DELETE CASCADE``."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+import psycopg
+
+from ..errors import StoreError
 from ..search.filters import Filters
 from .postgres_text import esc, unesc
 
@@ -36,6 +39,20 @@ class PostgresLifecycle:
             ).fetchall()
         self._written()
         return [unesc(str(r[0])) for r in rows]
+
+    def record_access(self, counts: Mapping[str, tuple[int, float]]) -> None:
+        """Add reads to documents' access counts: id -> (reads, time of the last)."""
+        # Sorted ids: two recorders lock rows in the same order, so never deadlock.
+        rows = [(n, last, esc(doc_id)) for doc_id, (n, last) in sorted(counts.items())]
+        try:
+            with self.transaction(), self.conn() as conn, conn.cursor() as cur:
+                cur.executemany(
+                    "UPDATE document SET access_count = access_count + %s, "
+                    "last_accessed = greatest(coalesce(last_accessed, 0), %s) WHERE id = %s",
+                    rows,
+                )
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot record access counts: {exc}") from None
 
     def namespace_documents(self, namespace: str) -> list[str]:
         """Ids of every document of a namespace (any scope, deleted and expired too)."""

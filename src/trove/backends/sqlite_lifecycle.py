@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+import apsw
+
+from ..errors import StoreError
 from ..search.filters import Filters
 from .sqlite_conn import SerializedConnection
 
@@ -49,6 +52,19 @@ class LifecycleStorage:
         if ids:
             self.vectors_reset()
         return ids
+
+    def record_access(self, counts: Mapping[str, tuple[int, float]]) -> None:
+        """Add reads to documents' access counts: id -> (reads, time of the last)."""
+        rows = [(n, last, doc_id) for doc_id, (n, last) in sorted(counts.items())]
+        try:
+            with self.transaction():
+                self.conn.executemany(
+                    "UPDATE document SET access_count = access_count + ?, "
+                    "last_accessed = max(coalesce(last_accessed, 0), ?) WHERE id = ?",
+                    rows,
+                )
+        except (apsw.ReadOnlyError, apsw.CantOpenError, apsw.BusyError) as exc:
+            raise StoreError(f"cannot record access counts: {exc}") from None
 
     def namespace_documents(self, namespace: str) -> list[str]:
         """Ids of every document of a namespace (any scope, deleted and expired too)."""
