@@ -20,7 +20,7 @@ from .embedding import AUTO, EmbedderSpec, Vectorizer
 from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
-from .memory import atomic, entry, lifecycle, own_vectors, upsert
+from .memory import atomic, canonical, entry, lifecycle, own_vectors, upsert
 from .memory.access import AccessRecorder
 from .models import Chunk, Document, Edge, Hit, Page, Stats
 from .search import memory_rank, snippet
@@ -433,6 +433,8 @@ class Store:
         with recency, importance and use: see :mod:`trove.search.memory_rank`. The hits
         returned count as uses of their documents unless ``record_access=False``.
         """
+        if filters.pop("collapse_duplicates", True) and self._has_duplicates():
+            filters["collapse"] = True
         if rerank is not None:
             rank = memory_rank.parse(rerank)
             wide = self.search(
@@ -456,6 +458,19 @@ class Store:
         if record_access:
             self.access.note(h.doc_id for h in hits)
         return hits
+
+    def _has_duplicates(self) -> bool:
+        return self.backend.get_meta(canonical.META_KEY) is not None
+
+    def canonicalize(self, **options: Any) -> builtins.list[canonical.DuplicateGroup]:
+        """Fold near-duplicates into canonical documents (reversible, nothing deleted):
+        ``threshold``, ``text_threshold``, ``namespace``, ``rule``, ``dry_run``; see
+        :mod:`trove.memory.canonical`."""
+        return canonical.canonicalize(self, **options)
+
+    def uncanonicalize(self, namespace: str = "default") -> int:
+        """Undo :meth:`canonicalize` in a namespace; returns how many it unmarked."""
+        return canonical.uncanonicalize(self, namespace=namespace)
 
     def _search(
         self,

@@ -174,3 +174,25 @@ def test_clear_while_another_caller_writes(durable_target: str) -> None:
             doc = kb.get(doc_id)
             assert doc is not None and doc.text.startswith("racing memory")
             assert kb.search(doc.text, namespace="busy", mode="keyword")
+
+
+def test_cli_purge_clear_and_dedupe(tmp_path: Any) -> None:
+    from click.testing import CliRunner
+
+    from trove.interfaces.cli import cli
+
+    db = str(tmp_path / "kb.db")
+    with trove.open(db, embedder=None) as kb:
+        a = kb.add("scratch one", namespace="tmp")
+        kb.add("we meet every monday at nine")
+        kb.add("we meet every monday at nine!")
+    run = CliRunner().invoke
+    refused = run(cli, ["--db", db, "clear", "tmp"], input="n\n")
+    assert refused.exit_code != 0 and "Aborted" in refused.output
+    assert run(cli, ["--db", db, "purge", a, "--json"]).output.strip().endswith("1\n}")
+    done = run(cli, ["--db", db, "clear", "tmp", "--yes", "--json"])
+    assert done.exit_code == 0 and '"cleared": 0' in done.output
+    dry = run(cli, ["--db", db, "dedupe", "--dry-run"])
+    assert dry.exit_code == 0 and "would mark 1 group(s)" in dry.output
+    merged = run(cli, ["--db", db, "add", "x", "--source-id", "k", "--on-conflict", "keep"])
+    assert merged.exit_code == 0, merged.output

@@ -54,6 +54,14 @@ class PostgresLifecycle:
         except psycopg.Error as exc:
             raise StoreError(f"cannot record access counts: {exc}") from None
 
+    def set_canonical(self, marks: Mapping[str, str | None]) -> None:
+        """Set (or, for None, clear) documents' canonical ids."""
+        rows = [
+            (None if c is None else esc(c), esc(doc_id)) for doc_id, c in sorted(marks.items())
+        ]
+        with self.transaction(), self.conn() as conn, conn.cursor() as cur:
+            cur.executemany("UPDATE document SET canonical_id = %s WHERE id = %s", rows)
+
     def namespace_documents(self, namespace: str) -> list[str]:
         """Ids of every document of a namespace (any scope, deleted and expired too)."""
         rows = self.rows("SELECT id FROM document WHERE namespace = %s", (esc(namespace),))
@@ -75,6 +83,12 @@ def memory_clauses(filters: Filters, alias: str = "d.") -> tuple[list[str], list
         if value is not None:
             clauses.append(f"{alias}{column} {op} %s")
             params.append(value)
+    if filters.collapse:  # a duplicate shows as its canonical, while that is live
+        clauses.append(
+            f"({alias}canonical_id IS NULL OR {alias}canonical_id = {alias}id OR NOT EXISTS "
+            f"(SELECT 1 FROM document c WHERE c.id = {alias}canonical_id "
+            "AND c.deleted_at IS NULL))"
+        )
     return clauses, params
 
 

@@ -66,6 +66,14 @@ class LifecycleStorage:
         except (apsw.ReadOnlyError, apsw.CantOpenError, apsw.BusyError) as exc:
             raise StoreError(f"cannot record access counts: {exc}") from None
 
+    def set_canonical(self, marks: Mapping[str, str | None]) -> None:
+        """Set (or, for None, clear) documents' canonical ids."""
+        with self.transaction():
+            self.conn.executemany(
+                "UPDATE document SET canonical_id = ? WHERE id = ?",
+                [(canonical, doc_id) for doc_id, canonical in sorted(marks.items())],
+            )
+
     def namespace_documents(self, namespace: str) -> list[str]:
         """Ids of every document of a namespace (any scope, deleted and expired too)."""
         rows = self.conn.execute("SELECT id FROM document WHERE namespace = ?", (namespace,))
@@ -87,6 +95,12 @@ def memory_clauses(filters: Filters, alias: str = "d.") -> tuple[list[str], list
         if value is not None:
             clauses.append(f"{alias}{column} {op} ?")
             params.append(value)
+    if filters.collapse:  # a duplicate shows as its canonical, while that is live
+        clauses.append(
+            f"({alias}canonical_id IS NULL OR {alias}canonical_id = {alias}id OR NOT EXISTS "
+            f"(SELECT 1 FROM document c WHERE c.id = {alias}canonical_id "
+            "AND c.deleted_at IS NULL))"
+        )
     return clauses, params
 
 

@@ -46,6 +46,8 @@ class Filters:
     min_importance: float | None = None
     min_confidence: float | None = None
     max_compression: int | None = None
+    # Hide duplicates whose canonical document is live (set by the store, see canonical).
+    collapse: bool = False
 
     @classmethod
     def build(
@@ -65,6 +67,7 @@ class Filters:
         min_importance: float | None = None,
         min_confidence: float | None = None,
         max_compression: int | None = None,
+        collapse: bool = False,
         **unknown: Any,
     ) -> Filters:
         if unknown:
@@ -103,6 +106,7 @@ class Filters:
             min_importance=_number(min_importance, "min_importance"),
             min_confidence=_number(min_confidence, "min_confidence"),
             max_compression=_whole(max_compression, "max_compression"),
+            collapse=bool(collapse),
         )
 
 
