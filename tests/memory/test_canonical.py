@@ -51,7 +51,7 @@ def test_uncanonicalize_restores_everything(kb: trove.Store) -> None:
 
 
 def test_rules_choose_the_canonical(kb: trove.Store) -> None:
-    old, new, _ = _dupes(kb)
+    old, _, _ = _dupes(kb)
     kb.update(old, importance=0.9)
     assert kb.canonicalize(threshold=0.9, rule="important", dry_run=True)[0].canonical == old
     with pytest.raises(InvalidInput):
