@@ -22,6 +22,7 @@ from .events import EVENT_KINDS, Events
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from .memory import atomic, canonical, entry, lifecycle, own_vectors, upsert
 from .memory.access import AccessRecorder
+from .memory.clusters import Clusters
 from .models import Chunk, Document, Edge, Hit, Page, Stats
 from .search import memory_rank, snippet
 from .search.filters import Filters
@@ -217,8 +218,10 @@ class Store:
             raise NotFound(f"no document with id {doc_id!r}")
         if doc.deleted_at is not None:
             return False
-        self.backend.set_deleted(doc_id, now())
-        self.notify("deleted", doc)
+        with self.transaction():
+            self.backend.set_deleted(doc_id, now())
+            self.backend.remove_members(None, [doc_id])  # out of its clusters
+            self.notify("deleted", doc)
         return True
 
     def restore(self, doc_id: str) -> None:
@@ -458,6 +461,12 @@ class Store:
         if record_access:
             self.access.note(h.doc_id for h in hits)
         return hits
+
+    @property
+    def clusters(self) -> Clusters:
+        """Named groups of memories with a rolling summary and a decision log: see
+        :mod:`trove.memory.clusters`."""
+        return Clusters(self)
 
     def _has_duplicates(self) -> bool:
         return self.backend.get_meta(canonical.META_KEY) is not None

@@ -33,6 +33,7 @@ from ..models import DOCUMENT_FIELDS, Chunk, Document
 from ..timeutil import to_epoch, to_iso
 from . import postgres_text as text_index
 from .base import ChunkRow, FileStat
+from .postgres_clusters import PostgresClusters
 from .postgres_lifecycle import PostgresLifecycle
 from .postgres_schema import current_version, ensure_vector_extension, migrate
 from .postgres_search import PostgresSearch
@@ -67,7 +68,7 @@ _STRING_COLUMNS = tuple(
 )
 
 
-class PostgresBackend(PostgresVectors, PostgresSearch, PostgresLifecycle):
+class PostgresBackend(PostgresVectors, PostgresSearch, PostgresLifecycle, PostgresClusters):
     """Everything trove stores, in one PostgreSQL schema. Thread-safe: each thread's
     transaction has its own pooled connection."""
 

@@ -133,6 +133,19 @@ ALTER TABLE document
 UPDATE document SET importance = 0.5 WHERE importance IS NULL;
 CREATE INDEX document_canonical ON document (canonical_id) WHERE canonical_id IS NOT NULL;
 CREATE INDEX document_entities ON document USING gin (entities);
+
+CREATE TABLE cluster (
+    id text PRIMARY KEY,
+    namespace text NOT NULL,
+    data text NOT NULL
+);
+CREATE TABLE cluster_member (
+    cluster_id text NOT NULL REFERENCES cluster (id) ON DELETE CASCADE,
+    doc_id text NOT NULL REFERENCES document (id) ON DELETE CASCADE,
+    added_at double precision NOT NULL,
+    PRIMARY KEY (cluster_id, doc_id)
+);
+CREATE INDEX cluster_member_doc ON cluster_member (doc_id);
 """
 
 

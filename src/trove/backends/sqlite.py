@@ -23,6 +23,7 @@ from ..search.query import ParsedQuery, cjk_text, has_cjk, quote
 from ..search.ranking import WIDEN, collapse, first_window, merge_evidence, substring_scores
 from ..timeutil import to_epoch, to_iso
 from .base import ChunkRow, FileStat, KeywordHit
+from .sqlite_clusters import ClusterStorage
 from .sqlite_conn import SerializedConnection
 from .sqlite_lifecycle import LifecycleStorage, memory_clauses
 from .sqlite_memory import MemoryStorage
@@ -46,7 +47,7 @@ _TIME_COLUMNS = (
 _JSON_LIST_COLUMNS = ("participants", "tags", "entities", "source_turn_ids")
 
 
-class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage):
+class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStorage):
     """Everything trove stores, in one SQLite file. Thread-safe: one statement at a time."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000) -> None:

@@ -95,6 +95,12 @@ def memory_clauses(filters: Filters, alias: str = "d.") -> tuple[list[str], list
         if value is not None:
             clauses.append(f"{alias}{column} {op} ?")
             params.append(value)
+    if filters.cluster is not None:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM cluster_member m "
+            f"WHERE m.cluster_id = ? AND m.doc_id = {alias}id)"
+        )
+        params.append(filters.cluster)
     if filters.collapse:  # a duplicate shows as its canonical, while that is live
         clauses.append(
             f"({alias}canonical_id IS NULL OR {alias}canonical_id = {alias}id OR NOT EXISTS "

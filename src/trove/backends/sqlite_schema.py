@@ -215,6 +215,21 @@ def m007_memory_fields(conn: apsw.Connection) -> None:
         UPDATE document SET importance = 0.5 WHERE importance IS NULL;
         CREATE INDEX document_canonical ON document (canonical_id)
             WHERE canonical_id IS NOT NULL;
+
+        -- A cluster's fields other than its id live in one JSON object (see
+        -- trove.memory.clusters); its members are rows, gone with their document.
+        CREATE TABLE cluster (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            data TEXT NOT NULL
+        ) STRICT;
+        CREATE TABLE cluster_member (
+            cluster_id TEXT NOT NULL REFERENCES cluster (id) ON DELETE CASCADE,
+            doc_id TEXT NOT NULL REFERENCES document (id) ON DELETE CASCADE,
+            added_at REAL NOT NULL,
+            PRIMARY KEY (cluster_id, doc_id)
+        ) STRICT;
+        CREATE INDEX cluster_member_doc ON cluster_member (doc_id);
         """
     )
 

@@ -24,6 +24,7 @@ FILTER_NAMES = (
     "min_importance",
     "min_confidence",
     "max_compression",
+    "cluster",
 )
 
 
@@ -48,6 +49,7 @@ class Filters:
     max_compression: int | None = None
     # Hide duplicates whose canonical document is live (set by the store, see canonical).
     collapse: bool = False
+    cluster: str | None = None
 
     @classmethod
     def build(
@@ -68,6 +70,7 @@ class Filters:
         min_confidence: float | None = None,
         max_compression: int | None = None,
         collapse: bool = False,
+        cluster: str | None = None,
         **unknown: Any,
     ) -> Filters:
         if unknown:
@@ -107,7 +110,14 @@ class Filters:
             min_confidence=_number(min_confidence, "min_confidence"),
             max_compression=_whole(max_compression, "max_compression"),
             collapse=bool(collapse),
+            cluster=_cluster(cluster),
         )
+
+
+def _cluster(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidQuery("cluster must be a cluster id (a string)")
+    return value
 
 
 def _number(value: Any, name: str) -> float | None:
