@@ -92,7 +92,7 @@ class UpdateBody(_Body):
 
 
 class SearchBody(_Body):
-    query: str
+    query: str = Field("", description="The query (may be empty with `vector`).")
     mode: Literal["keyword", "semantic", "hybrid"] | None = None
     limit: int = Field(10, ge=0, le=1000)
     expand: int = Field(0, ge=0, le=3, description="Also return documents linked to hits.")
@@ -105,6 +105,12 @@ class SearchBody(_Body):
     since: str | float | None = None
     until: str | float | None = None
     metadata: dict[str, Any] | None = Field(None, description="Equality on metadata keys.")
+    rerank: Literal["memory"] | dict[str, float] | None = Field(
+        None, description="Blend in recency, importance and use (`memory`, or weights)."
+    )
+    vector: list[float] | None = Field(None, description="Your own query embedding.")
+    cluster: str | None = Field(None, description="Only members of this cluster.")
+    collapse_duplicates: bool = Field(True, description="One hit per duplicate group.")
 
 
 class LinkBody(_Body):
@@ -157,13 +163,16 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     app.state.config = config
     app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
     _handle_errors(app)
+    from .http_clusters import add_cluster_routes
+
+    add_cluster_routes(app, guard)
 
     @app.post("/v1/search", tags=["read"])
     def search(body: SearchBody, who: Auth) -> dict[str, Any]:
         """Best documents first; filters narrow, `expand` follows links."""
         options = body.model_dump(exclude_unset=True)
         with guard.read(who.rights, who.session) as ws:
-            hits = ws.search(options.pop("query"), **options)
+            hits = ws.search(options.pop("query", ""), **options)
         return {"hits": [hit.to_dict() for hit in hits]}
 
     @app.get("/v1/items/{doc_id}", tags=["read"])
