@@ -74,3 +74,18 @@ def test_empty_store_and_store_without_vectors(kb: trove.Store) -> None:
     kb.add("something else entirely")
     [group] = kb.canonicalize()  # no vectors: text similarity only
     assert {group.canonical, *group.duplicates} == {a, b}
+
+
+def test_bucketed_pairs_find_close_duplicates() -> None:
+    import numpy as np
+
+    from trove.memory import canonical
+
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((300, 32)).astype(np.float32)
+    noisy = base + 0.05 * rng.standard_normal(base.shape).astype(np.float32)
+    matrix = np.vstack([base, noisy])
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    exact = set(canonical._vector_pairs(matrix, 0.95))
+    approx = set(canonical._bucket_pairs(matrix, 0.95))
+    assert approx <= exact and len(approx) >= 0.95 * len(exact) and len(exact) >= 300
