@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+import numpy as np
 import psycopg
 
 from ..errors import StoreError
@@ -61,6 +62,20 @@ class PostgresLifecycle:
         ]
         with self.transaction(), self.conn() as conn, conn.cursor() as cur:
             cur.executemany("UPDATE document SET canonical_id = %s WHERE id = %s", rows)
+
+    def namespace_vectors(self, namespace: str, table: str) -> tuple[list[str], np.ndarray]:
+        """Every chunk vector of a namespace's documents: (document id per row, matrix)."""
+        from .postgres_vectors import as_array, checked_table  # it imports this module
+
+        rows = self.rows(
+            f"SELECT c.doc_id, v.embedding FROM chunk c JOIN {checked_table(table)} v "
+            "ON v.chunk_id = c.id JOIN document d ON d.id = c.doc_id WHERE d.namespace = %s",
+            (esc(namespace),),
+        )
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        matrix = np.stack([as_array(r[1]) for r in rows]).astype(np.float32, copy=False)
+        return [unesc(str(r[0])) for r in rows], matrix
 
     def namespace_documents(self, namespace: str) -> list[str]:
         """Ids of every document of a namespace (any scope, deleted and expired too)."""

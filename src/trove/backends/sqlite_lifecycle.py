@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 import apsw
+import numpy as np
 
 from ..errors import StoreError
 from ..search.filters import Filters
@@ -73,6 +74,31 @@ class LifecycleStorage:
                 "UPDATE document SET canonical_id = ? WHERE id = ?",
                 [(canonical, doc_id) for doc_id, canonical in sorted(marks.items())],
             )
+
+    def namespace_vectors(self, namespace: str, table: str) -> tuple[list[str], np.ndarray]:
+        """Every chunk vector of a namespace's documents: (document id per row, matrix).
+        The vector table is scanned in bulk (a lookup per chunk is ~20x slower)."""
+        owners = {
+            int(cid): str(doc_id)
+            for cid, doc_id in self.conn.execute(
+                "SELECT c.id, c.doc_id FROM chunk c JOIN document d ON d.id = c.doc_id "
+                "WHERE d.namespace = ?",
+                (namespace,),
+            )
+        }
+        docs: list[str] = []
+        parts: list[np.ndarray] = []
+        for ids, vectors in self.iter_vectors(table):
+            keep = np.fromiter((int(i) in owners for i in ids), dtype=bool, count=len(ids))
+            docs.extend(owners[int(i)] for i in ids[keep])
+            parts.append(vectors[keep])
+        width = parts[0].shape[1] if parts else 0
+        return docs, np.vstack(parts) if parts else np.zeros((0, width), dtype=np.float32)
+
+    def iter_vectors(
+        self, table: str, *, after: int = 0, batch: int = 50_000
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        raise NotImplementedError
 
     def namespace_documents(self, namespace: str) -> list[str]:
         """Ids of every document of a namespace (any scope, deleted and expired too)."""

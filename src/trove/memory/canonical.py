@@ -118,30 +118,29 @@ def _load(store: Store, namespace: str) -> tuple[list[Document], list[str], np.n
     """Live documents of a namespace, their indexed texts and mean vectors (if any)."""
     stamp = now()
     ids = sorted(store.backend.namespace_documents(namespace))
-    lock = store.backend.vector_lock()
     docs: list[Document] = []
     texts: list[str] = []
-    rows: list[np.ndarray | None] = []
     for start in range(0, len(ids), _PAGE):
         part = ids[start : start + _PAGE]
         headers = store.backend.get_documents(part)
-        chunks = store.backend.export_chunks(part, None if lock is None else lock.table)
+        chunks = store.backend.export_chunks(part, None)
         for doc_id in part:
             doc = headers.get(doc_id)
             if doc is None or doc.deleted_at is not None or _expired(doc, stamp):
                 continue
-            spans = chunks.get(doc_id, [])
             docs.append(doc)
-            texts.append(" ".join(row.text for row, _ in spans))
-            vectors = [v for _, v in spans if v is not None]
-            rows.append(np.mean(vectors, axis=0) if vectors else None)
+            texts.append(" ".join(row.text for row, _ in chunks.get(doc_id, [])))
+    lock = store.backend.vector_lock()
     if lock is None or not docs:
         return docs, texts, None
+    owners, vectors = store.backend.namespace_vectors(namespace, lock.table)
+    position = {doc.id: i for i, doc in enumerate(docs)}
     matrix = np.zeros((len(docs), lock.dimension), dtype=np.float32)
-    for i, row in enumerate(rows):
-        if row is not None:
-            norm = float(np.linalg.norm(row))
-            matrix[i] = row / norm if norm else row
+    rows = np.fromiter((position.get(o, -1) for o in owners), dtype=np.int64, count=len(owners))
+    keep = rows >= 0
+    np.add.at(matrix, rows[keep], vectors[keep])  # a document's vector: its chunks' mean
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
     return docs, texts, matrix
 
 
