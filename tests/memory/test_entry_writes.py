@@ -196,3 +196,22 @@ def test_cli_purge_clear_and_dedupe(tmp_path: Any) -> None:
     assert dry.exit_code == 0 and "would mark 1 group(s)" in dry.output
     merged = run(cli, ["--db", db, "add", "x", "--source-id", "k", "--on-conflict", "keep"])
     assert merged.exit_code == 0, merged.output
+
+
+def test_cli_search_rerank_and_cluster(tmp_path: Any) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from trove.interfaces.cli import cli
+
+    db = str(tmp_path / "kb.db")
+    with trove.open(db, embedder=None) as kb:
+        a = kb.add("tea notes", importance=0.9)
+        kb.add("tea notes two")
+        cluster = kb.clusters.create("drinks", members=[a])
+    run = CliRunner().invoke
+    ranked = run(cli, ["--db", db, "search", "tea", "--rerank", "memory", "--json"])
+    assert ranked.exit_code == 0 and json.loads(ranked.output)[0]["doc_id"] == a
+    inside = run(cli, ["--db", db, "search", "tea", "--cluster", cluster.id, "--json"])
+    assert [h["doc_id"] for h in json.loads(inside.output)] == [a]

@@ -172,6 +172,16 @@ def add(
 @click.option("--namespace", default="default")
 @click.option("--meta", multiple=True, help="KEY=VALUE metadata equality (repeatable).")
 @click.option("--raw", is_flag=True, help="QUERY is FTS5 syntax, not plain text.")
+@click.option("--rerank", type=click.Choice(["memory"]), help="Blend in recency, importance, use.")
+@click.option("--cluster", help="Only members of this cluster.")
+@click.option("--entity", "entities", multiple=True, help="Documents about all these entities.")
+@click.option(
+    "--all-duplicates",
+    "collapse_duplicates",
+    flag_value=False,
+    default=None,
+    help="Show every member of a duplicate group, not only its canonical document.",
+)
 @json_option
 @click.pass_context
 def search(
