@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import InvalidInput
 from ..models import Document
+from ..search.filters import Filters
 from ..timeutil import now, to_epoch
 
 if TYPE_CHECKING:
@@ -41,8 +42,9 @@ EDGE = "duplicate_of"
 # Set once a store has canonical marks, so search only pays for collapsing then.
 META_KEY = "canonical.marked"
 _BLOCK = 256
-# Past this many documents, candidate pairs come from hashing (see _bucket_pairs).
-EXACT_LIMIT = 20000
+# Past this many documents, candidate pairs come from hashing (see _bucket_pairs):
+# the exact scan is quadratic (5k documents: ~1 s on two busy cores).
+EXACT_LIMIT = 5000
 _BITS = 12
 _TABLES = 12
 _PAGE = 500
@@ -71,20 +73,32 @@ def canonicalize(
 ) -> list[DuplicateGroup]:
     """Find near-duplicate groups and (unless ``dry_run``) mark them; returns the groups."""
     _check(threshold, text_threshold, rule)
-    docs, texts, matrix = _load(store, namespace)
+    ids = _live(store, namespace)
+    matrix = _vectors(store, namespace, ids)
     if matrix is None:
-        if len(docs) > TEXT_ONLY_LIMIT:
+        if len(ids) > TEXT_ONLY_LIMIT:
             raise InvalidInput(
-                f"this store has no vectors; comparing {len(docs)} texts pairwise is too slow "
+                f"this store has no vectors; comparing {len(ids)} texts pairwise is too slow "
                 f"(limit {TEXT_ONLY_LIMIT}); open it with an embedder and reembed first"
             )
-        pairs = _text_pairs(texts, 0.9 if text_threshold is None else text_threshold)
+        texts = _texts(store, ids)
+        pairs = _text_pairs(
+            [texts[i] for i in ids], 0.9 if text_threshold is None else text_threshold
+        )
     else:
         pairs = _vector_pairs(matrix, threshold)
-        if text_threshold is not None:
-            words = [_words(t) for t in texts]
-            pairs = [(i, j) for i, j in pairs if _jaccard(words[i], words[j]) >= text_threshold]
-    groups = [_group(docs, members, rule) for members in _components(len(docs), pairs)]
+        if text_threshold is not None and pairs:
+            # Only the documents in candidate pairs are read and compared by words.
+            texts = _texts(store, [ids[k] for pair in pairs for k in pair])
+            words = {doc_id: _words(text) for doc_id, text in texts.items()}
+            pairs = [
+                (i, j)
+                for i, j in pairs
+                if _jaccard(words[ids[i]], words[ids[j]]) >= text_threshold
+            ]
+    components = _components(len(ids), pairs)
+    headers = store.backend.get_documents([ids[i] for members in components for i in members])
+    groups = [_group([headers[ids[i]] for i in members], rule) for members in components]
     groups.sort(key=lambda g: g.canonical)
     if not dry_run and groups:
         _mark(store, groups)
@@ -114,34 +128,39 @@ def _check(threshold: float, text_threshold: float | None, rule: str) -> None:
         raise InvalidInput(f"rule must be one of {', '.join(RULES)}, not {rule!r}")
 
 
-def _load(store: Store, namespace: str) -> tuple[list[Document], list[str], np.ndarray | None]:
-    """Live documents of a namespace, their indexed texts and mean vectors (if any)."""
-    stamp = now()
-    ids = sorted(store.backend.namespace_documents(namespace))
-    docs: list[Document] = []
-    texts: list[str] = []
-    for start in range(0, len(ids), _PAGE):
-        part = ids[start : start + _PAGE]
-        headers = store.backend.get_documents(part)
-        chunks = store.backend.export_chunks(part, None)
-        for doc_id in part:
-            doc = headers.get(doc_id)
-            if doc is None or doc.deleted_at is not None or _expired(doc, stamp):
-                continue
-            docs.append(doc)
-            texts.append(" ".join(row.text for row, _ in chunks.get(doc_id, [])))
+def _live(store: Store, namespace: str) -> list[str]:
+    """Ids of a namespace's live documents (not deleted, not expired), sorted."""
+    ids = store.backend.namespace_documents(namespace)
+    where = Filters.build(namespace=namespace)
+    return sorted(d for d in store.backend.visible(ids, where, now()) if d)
+
+
+def _vectors(store: Store, namespace: str, ids: Sequence[str]) -> np.ndarray | None:
+    """One unit vector per document (the mean of its chunks'), rows in ``ids`` order."""
     lock = store.backend.vector_lock()
-    if lock is None or not docs:
-        return docs, texts, None
+    if lock is None or not ids:
+        return None
     owners, vectors = store.backend.namespace_vectors(namespace, lock.table)
-    position = {doc.id: i for i, doc in enumerate(docs)}
-    matrix = np.zeros((len(docs), lock.dimension), dtype=np.float32)
+    position = {doc_id: i for i, doc_id in enumerate(ids)}
+    matrix = np.zeros((len(ids), lock.dimension), dtype=np.float32)
     rows = np.fromiter((position.get(o, -1) for o in owners), dtype=np.int64, count=len(owners))
     keep = rows >= 0
-    np.add.at(matrix, rows[keep], vectors[keep])  # a document's vector: its chunks' mean
+    np.add.at(matrix, rows[keep], vectors[keep])
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     np.divide(matrix, norms, out=matrix, where=norms > 0)
-    return docs, texts, matrix
+    return matrix
+
+
+def _texts(store: Store, ids: Sequence[str]) -> dict[str, str]:
+    """The indexed text of documents (their chunks' text, joined)."""
+    wanted = list(dict.fromkeys(ids))
+    texts: dict[str, str] = {}
+    for start in range(0, len(wanted), _PAGE):
+        part = wanted[start : start + _PAGE]
+        chunks = store.backend.export_chunks(part, None)
+        for doc_id in part:
+            texts[doc_id] = " ".join(row.text for row, _ in chunks.get(doc_id, []))
+    return texts
 
 
 def _vector_pairs(matrix: np.ndarray, threshold: float) -> list[tuple[int, int]]:
@@ -224,7 +243,7 @@ def _components(size: int, pairs: Sequence[tuple[int, int]]) -> list[list[int]]:
     return [sorted(g) for g in groups.values() if len(g) > 1]
 
 
-def _group(docs: Sequence[Document], members: Sequence[int], rule: str) -> DuplicateGroup:
+def _group(members: Sequence[Document], rule: str) -> DuplicateGroup:
     def newest(doc: Document) -> float:
         return to_epoch(doc.timestamp) or to_epoch(doc.created_at) or 0.0
 
@@ -233,7 +252,7 @@ def _group(docs: Sequence[Document], members: Sequence[int], rule: str) -> Dupli
         # Highest first on the rule, then newest; the smallest id breaks ties.
         return (-float(first[rule]), -newest(doc), doc.id)
 
-    ranked = sorted((docs[i] for i in members), key=key)
+    ranked = sorted(members, key=key)
     return DuplicateGroup(ranked[0].id, sorted(d.id for d in ranked[1:]))
 
 
@@ -249,8 +268,3 @@ def _mark(store: Store, groups: Sequence[DuplicateGroup]) -> None:
             for dup in group.duplicates:
                 store.backend.put_edge(dup, group.canonical, EDGE, 1.0, stamp)
         store.backend.set_meta(META_KEY, "1")
-
-
-def _expired(doc: Document, stamp: float) -> bool:
-    expires = to_epoch(doc.expires_at)
-    return expires is not None and expires <= stamp
