@@ -186,7 +186,8 @@ def _bucket_pairs(matrix: np.ndarray, threshold: float) -> list[tuple[int, int]]
     in at least one table with probability 1 - (1 - 0.9**12)**12 = 0.98 (closer ones
     more often); a pair it misses stays apart, which is the safe side."""
     rng = np.random.default_rng(0)
-    found: set[tuple[int, int]] = set()
+    size = len(matrix)
+    found: list[np.ndarray] = []
     weights = 1 << np.arange(_BITS, dtype=np.int64)
     for _ in range(_TABLES):
         planes = rng.standard_normal((matrix.shape[1], _BITS)).astype(np.float32)
@@ -196,12 +197,14 @@ def _bucket_pairs(matrix: np.ndarray, threshold: float) -> list[tuple[int, int]]
         for bucket in np.split(order, bounds):
             if len(bucket) < 2:
                 continue
-            sims = matrix[bucket] @ matrix[bucket].T
-            rows, cols = np.nonzero(np.triu(sims >= threshold, k=1))
-            for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-                i, j = int(bucket[r]), int(bucket[c])
-                found.add((min(i, j), max(i, j)))
-    return sorted(found)
+            rows, cols = np.nonzero(matrix[bucket] @ matrix[bucket].T >= threshold)
+            first, second = bucket[rows], bucket[cols]
+            upper = first < second
+            found.append(first[upper] * size + second[upper])
+    if not found:
+        return []
+    keys = np.unique(np.concatenate(found))
+    return [(int(k // size), int(k % size)) for k in keys]
 
 
 def _text_pairs(texts: Sequence[str], threshold: float) -> list[tuple[int, int]]:
