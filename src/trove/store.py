@@ -568,7 +568,18 @@ class Store:
         self, query: str, parsed: ParsedQuery, where: Filters, stamp: float
     ) -> dict[str, builtins.list[KeywordHit]]:
         # The query is embedded on another thread while the keyword leg ranks (the model
-        # and SQLite release the GIL).
+        # and SQLite release the GIL); not inside kb.transaction(), whose thread holds the
+        # connection the other thread would wait for.
+        if atomic.active(self):
+            keyword = (
+                []
+                if parsed.empty
+                else self.backend.keyword_search(parsed, where, _FUSION_DEPTH, stamp)
+            )
+            return {
+                "keyword": keyword,
+                "semantic": self._semantic(query, where, _FUSION_DEPTH, stamp),
+            }
         semantic = self._pool.submit(self._semantic, query, where, _FUSION_DEPTH, stamp)
         keyword = (
             []

@@ -215,3 +215,11 @@ def test_cli_search_rerank_and_cluster(tmp_path: Any) -> None:
     assert ranked.exit_code == 0 and json.loads(ranked.output)[0]["doc_id"] == a
     inside = run(cli, ["--db", db, "search", "tea", "--cluster", cluster.id, "--json"])
     assert [h["doc_id"] for h in json.loads(inside.output)] == [a]
+
+
+def test_hybrid_search_inside_a_transaction(store_target: str) -> None:
+    from trove.embedders import HashEmbedder
+
+    with trove.open(store_target, embedder=HashEmbedder(16)) as kb, kb.transaction():
+        doc_id = kb.add("searched before the commit")
+        assert [h.doc_id for h in kb.search("searched commit", mode="hybrid")] == [doc_id]

@@ -50,6 +50,11 @@ def transaction(store: Store) -> Iterator[None]:
         store.events.emit(kind, doc)
 
 
+def active(store: Store) -> bool:
+    """Whether this thread has a transaction open on ``store``."""
+    return id(store) in _open()
+
+
 def defer(store: Store, kind: str, doc: Document) -> bool:
     """Hold an event back if this thread has a transaction open on ``store``."""
     events = _open().get(id(store))
