@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from . import writer
+from . import validate, writer
 from .backends.base import Backend, KeywordHit
 from .embedders.base import Embedder, scripts_of
 from .embedding import AUTO, EmbedderSpec, Vectorizer
@@ -20,6 +20,7 @@ from .events import EVENT_KINDS, Events
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from .models import Chunk, Document, Edge, Hit, Page, Stats
 from .search import snippet
+from .search.bounds import bounded
 from .search.filters import Filters
 from .search.query import ParsedQuery, parse
 from .search.ranking import FUSIONS, fuse
@@ -275,8 +276,8 @@ class Store:
         """A typed, weighted edge from ``src`` to ``dst`` (linking again sets the weight)."""
         if not type or not isinstance(type, str):
             raise InvalidInput("an edge needs a type, e.g. relates_to or supersedes")
-        if isinstance(weight, bool) or not isinstance(weight, int | float):
-            raise InvalidInput("weight must be a number")
+        validate.string(type, "type")
+        weight = validate.number(weight, "weight", *validate.WEIGHT_RANGE)
         for doc_id in (src, dst):
             if self.get(doc_id) is None:
                 raise NotFound(f"no document with id {doc_id!r}")
@@ -349,12 +350,11 @@ class Store:
             raise InvalidQuery(
                 f"{mode} search needs an embedder; this store was opened with embedder=None"
             )
-        if not isinstance(limit, int) or limit < 0:
-            raise InvalidQuery("limit must be a non-negative integer")
+        validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
+        validate.count(expand, "expand", 0, validate.MAX_EXPAND, InvalidQuery)
         where = Filters.build(**filters)
-        if not isinstance(query, str):
-            raise InvalidQuery("query must be a string")
-        parsed = parse(query, raw=raw)
+        validate.string(query, "query", InvalidQuery)
+        parsed, dropped = bounded(parse(query, raw=raw), self.backend.term_counts)
         if not query.strip() or limit == 0 or (parsed.empty and mode == "keyword"):
             return []
         stamp = now()
@@ -377,7 +377,7 @@ class Store:
                 f.score,
                 snippets.get(f.chunk_id, ""),
                 f.chunk,
-                f.explain(method, weights) if explain else None,
+                f.explain(method, weights, dropped) if explain else None,
             )
             for f in fused
         ]

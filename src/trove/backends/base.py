@@ -104,6 +104,10 @@ class Backend(Protocol):
     def stats(self, now: float, namespace: str | None = None) -> dict[str, Any]: ...
 
     # keyword search and filtering
+    def term_counts(self, words: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each query word (a long query keeps its rarest words)."""
+        ...
+
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
     ) -> list[KeywordHit]: ...

@@ -306,7 +306,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
 
 # Commands that live in their own modules register themselves on import.
-from . import cli_eval, cli_ingest, cli_migrate, cli_serve  # noqa: E402, F401
+from . import cli_check, cli_eval, cli_ingest, cli_migrate, cli_serve  # noqa: E402, F401
 
 
 def main() -> None:
