@@ -6,6 +6,7 @@ import base64
 import builtins
 import json
 import os
+import reprlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -317,6 +318,7 @@ class Store:
 
     def get(self, doc_id: str) -> Document | None:
         """The document exactly as stored, or None if absent, deleted or expired."""
+        validate.string(doc_id, "doc_id", InvalidQuery)
         doc = self.backend.get_document(doc_id)
         if doc is None or doc.deleted_at is not None or _expired(doc):
             return None
@@ -345,7 +347,8 @@ class Store:
         """
         mode = mode or ("hybrid" if self.has_embedder else "keyword")
         if mode not in MODES:
-            raise InvalidQuery(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
+            known = ", ".join(MODES)
+            raise InvalidQuery(f"unknown mode {reprlib.repr(mode)}; use one of: {known}")
         if mode != "keyword" and not self.has_embedder:
             raise InvalidQuery(
                 f"{mode} search needs an embedder; this store was opened with embedder=None"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import reprlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,11 @@ MAX_METADATA_DEPTH = 32
 # An edge's weight multiplies the score of what it reaches, so it is a share: 0.0 to 1.0.
 WEIGHT_RANGE = (0.0, 1.0)
 IMPORTANCE_RANGE = (0.0, 1.0)
+
+
+def _shown(value: Any) -> str:
+    """A short repr for a message (a 5,000-deep dict has no full one)."""
+    return reprlib.repr(value)
 
 
 def unicode(value: str, name: str, error: type[TroveError] = InvalidInput) -> str:
@@ -55,16 +61,16 @@ def number(
 ) -> float:
     """A finite number within [low, high] (True and False are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise error(f"{name} must be a number from {low:g} to {high:g}, not {value!r}")
+        raise error(f"{name} must be a number from {low:g} to {high:g}, not {_shown(value)}")
     if not (math.isfinite(value) and low <= value <= high):
-        raise error(f"{name} must be a number from {low:g} to {high:g}, not {value!r}")
+        raise error(f"{name} must be a number from {low:g} to {high:g}, not {_shown(value)}")
     return float(value)
 
 
 def count(value: Any, name: str, low: int, high: int, error: type[TroveError]) -> int:
     """An integer within [low, high]."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise error(f"{name} must be an integer from {low} to {high}, not {value!r}")
+        raise error(f"{name} must be an integer from {low} to {high}, not {_shown(value)}")
     return value
 
 
@@ -100,6 +106,6 @@ def _json(value: Any, path: str, depth: int) -> None:
     elif isinstance(value, str):
         unicode(value, path)
     elif isinstance(value, float) and not math.isfinite(value):
-        raise InvalidInput(f"{path}: {value!r} is not a JSON number")
+        raise InvalidInput(f"{path}: {_shown(value)} is not a JSON number")
     elif value is not None and not isinstance(value, bool | int | float):
         raise InvalidInput(f"{path}: {type(value).__name__} is not a JSON value")

@@ -8,6 +8,7 @@ written in one transaction, so a crash leaves the old version or the new one.
 from __future__ import annotations
 
 import hashlib
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -154,7 +155,7 @@ def _expiry(expires_at: Any, ttl: Any) -> float | None:
     if expires_at is not None:
         raise InvalidInput("give expires_at or ttl, not both")
     if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < 1e11:
-        raise InvalidInput(f"ttl must be a positive number of seconds, not {ttl!r}")
+        raise InvalidInput(f"ttl must be a positive number of seconds, not {reprlib.repr(ttl)}")
     return now() + float(ttl)
 
 

@@ -145,12 +145,19 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             self.conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
             try:
-                yield
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
+                try:
+                    yield
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+                else:
+                    self.conn.execute("COMMIT")
+            except _UNWRITABLE as exc:
+                if not self.conn.raw.getautocommit():  # a failed COMMIT leaves it open
+                    with contextlib.suppress(apsw.Error):
+                        self.conn.execute("ROLLBACK")
+                raise StoreError(f"cannot write to {self.path}: {exc} (disk full?)") from None
             else:
-                self.conn.execute("COMMIT")
                 dropped, added = self._chunk_changes
                 if dropped or added:  # told in commit order: still under the lock
                     self._words.committed(dropped, added)
@@ -640,6 +647,9 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
         return None
 
 
+# What SQLite raises when the file cannot take a write: a full disk, a file size limit,
+# a read-only file or mount.
+_UNWRITABLE = (apsw.FullError, apsw.IOError, apsw.ReadOnlyError)
 _DAMAGED = (
     "{path} is damaged (truncated or corrupt); trove does not repair stores: restore it "
     "from a backup, or `sqlite3 {path} .recover` a copy"
@@ -664,11 +674,16 @@ def _check_is_sqlite(path: Path) -> None:
         if header[: len(_SQLITE_MAGIC)] != _SQLITE_MAGIC:
             raise NotATroveStore(f"{path} is not a SQLite database (nor a trove store)")
         # The header's page count is valid when its change counter matches (offset 92):
-        # a file shorter than it says was truncated (a copy cut short, a full disk).
+        # a file shorter than it says was truncated (a copy cut short, a full disk). With a
+        # write-ahead log, pages may still be on their way into the file (a checkpoint cut
+        # short), and SQLite finishes the job from the log.
         page_size = int.from_bytes(header[16:18], "big")
         page_size = 65536 if page_size == 1 else page_size
         pages = int.from_bytes(header[28:32], "big")
-        if header[24:28] == header[92:96] and path.stat().st_size < pages * page_size:
+        wal = Path(f"{path}-wal")
+        logged = wal.exists() and wal.stat().st_size > 0
+        short = header[24:28] == header[92:96] and path.stat().st_size < pages * page_size
+        if short and not logged:
             raise CorruptStore(_DAMAGED.format(path=path))
 
 
