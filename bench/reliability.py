@@ -27,7 +27,15 @@ import harness  # noqa: E402
 
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
-    return f"{platform.system()} {platform.release()}, {os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            cpu = next(
+                line.split(":", 1)[1].strip() for line in info if line.startswith("model name")
+            )
+    except (OSError, StopIteration):
+        pass
+    user = "root" if hasattr(os, "geteuid") and os.geteuid() == 0 else "an ordinary user"
+    return f"{platform.system()} {platform.release()}, {os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}, run as {user}"
 
 
 def run(kills: int, processes: int, seconds: float, cases: int) -> dict[str, Any]:
@@ -65,9 +73,9 @@ Machine: {machine()}; load average (1, 5, 15 min) {load(r["load_before"])} befor
 
 | check | size | result |
 |---|---|---|
-| SIGKILL during `ingest --sync` and a write loop with vectors | {c["kills"]} kills, {c["acked"]:,} acknowledged writes | {c["corrupt"]} corrupt, {c["half_written"]} half-written, {c["lost"]} lost ({c["wall_s"]} s) |
-| writers and readers in separate processes on one fresh file | {k["processes"]} processes × {k["seconds"]:g} s, {k["writes"]:,} writes | {k["errors"]} errors, {k["lost"]} lost, {k["vector_tables"]} vector table(s), {len(k["problems"])} check problems |
-| hostile inputs into add/update/search/link/list/get | {f["cases"]:,} cases | {f["other"]} not a TroveError, {f["slow"]} over the 5 s bound ({f["trove"]:,} refused, {f["ok"]:,} accepted) |
+| SIGKILL during `ingest --sync` and a write loop with vectors | {c["kills"]} kills (half of each), {c["acked"]:,} acknowledged writes | {c["corrupt"]} corrupt, {c["half_written"]} half-written, {c["lost"]} lost ({c["wall_s"]} s) |
+| writers and readers in separate processes on one fresh file | {k["processes"]} processes × {k["seconds"]:g} s, {k["writes"]:,} writes | {k["errors"]} errors, {k["lost"]} lost, {k["vector_tables"]} vector table(s), {len(k["problems"])} check problems ({k["wall_s"]} s) |
+| hostile inputs into add/update/search/link/list/get | {f["cases"]:,} cases | {f["other"]} not a TroveError, {f["slow"]} over the 5 s bound ({f["trove"]:,} refused, {f["ok"]:,} accepted; {f["wall_s"]} s) |
 | namespace and session isolation (keyword, semantic, hybrid) | {i["checks"]} searches | {i["leaks"]} leaks |
 | disk full (RLIMIT_FSIZE {3_000_000:,} bytes) during writes | {d["acked"]} acknowledged writes | ended: `{d["how_it_ended"]}`; {d["lost"]} lost, {len(d["problems"])} check problems, searchable: {d["searchable"]} |
 | store file of mode 0444 | 1 file | opens and searches ({ro["found"]} hit); a write: {ro["write"]} |

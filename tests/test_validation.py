@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import trove
-from trove.errors import InvalidInput, InvalidQuery
+from trove.errors import Forbidden, InvalidInput, InvalidQuery
 
 
 def deep(depth: int) -> dict[str, Any]:
@@ -108,3 +108,9 @@ def test_update_validates_the_same_way(kb: trove.Store) -> None:
             kb.update(doc, **change)
     stored = kb.get(doc)
     assert stored is not None and (stored.text, stored.importance) == ("a note", 0.5)
+
+
+def test_a_workspace_search_cannot_name_another_session(kb: trove.Store) -> None:
+    kb.add("one session's scratch", scope="session", session="s1", source="s", source_id="1")
+    with pytest.raises(Forbidden, match="own session"):
+        kb.workspace("default", session="s2").search("scratch", session="s1")

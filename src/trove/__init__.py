@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from .errors import (
+    CorruptStore,
     EmbedderError,
     EmbedderMismatch,
     Forbidden,
@@ -21,6 +22,7 @@ from .errors import (
     MissingDependency,
     NotATroveStore,
     NotFound,
+    QueryTimeout,
     SchemaTooNew,
     StoreError,
     TroveError,
@@ -67,6 +69,7 @@ def open(target: str | os.PathLike[str], **options: Any) -> Store:
 
 __all__ = [
     "Chunk",
+    "CorruptStore",
     "Document",
     "Edge",
     "EmbedderError",
@@ -80,6 +83,7 @@ __all__ = [
     "NotATroveStore",
     "NotFound",
     "Page",
+    "QueryTimeout",
     "SchemaTooNew",
     "Stats",
     "Store",

@@ -56,10 +56,12 @@ class Workspace:
 
     def search(self, query: str, **options: Any) -> builtins.list[Hit]:
         self._own_namespace(options.pop("namespace", None))
+        self._own_session(options.pop("session", None))
         return self.store.search(query, namespace=self.namespace, session=self.session, **options)
 
     def list(self, **options: Any) -> Page:
         self._own_namespace(options.pop("namespace", None))
+        self._own_session(options.pop("session", None))
         return self.store.list(self.namespace, session=self.session, **options)
 
     def neighbors(self, doc_id: str, type: str | None = None) -> builtins.list[Edge]:
@@ -140,6 +142,12 @@ class Workspace:
     def _own_namespace(self, namespace: object) -> None:
         if namespace not in (None, self.namespace):
             raise Forbidden(f"this workspace is {self.namespace!r}; it cannot reach others")
+
+    def _own_session(self, session: object) -> None:
+        # The caller's session comes with the workspace (a header, a token), never from
+        # a search's arguments: naming another would read its session-scoped items.
+        if session not in (None, self.session):
+            raise Forbidden("a workspace reads its own session; it cannot name another")
 
     def _writable(self) -> None:
         if not self.allow_write:
