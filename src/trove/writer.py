@@ -258,7 +258,7 @@ def _string(item: Mapping[str, Any], name: str, default: str = "") -> str:
 
 def _strings(item: Mapping[str, Any], name: str) -> tuple[str, ...]:
     value = item.get(name) or ()
-    if not isinstance(value, str | list | tuple):
+    if not isinstance(value, str | list | tuple | set | frozenset):
         raise InvalidInput(f"{name} must be a list of strings, not {type(value).__name__}")
     values = (value,) if isinstance(value, str) else tuple(value)
     if not all(isinstance(v, str) for v in values):

@@ -223,6 +223,7 @@ def crash_round(db: Path, folder: Path, kind: str, rng: random.Random) -> dict[s
         [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
     time.sleep(rng.uniform(0.3, 2.0))
+    running = child.poll() is None  # an ingest may have finished before its kill
     child.send_signal(signal.SIGKILL)
     out, _ = child.communicate()
     acked = _acked(out) if kind == "write" else []
@@ -236,7 +237,7 @@ def crash_round(db: Path, folder: Path, kind: str, rng: random.Random) -> dict[s
             if again.added or again.updated:
                 problems.append(f"re-run did not converge: {again}")
             problems += check(kb).problems
-    return {"problems": problems, "acked": len(acked), "lost": len(lost)}
+    return {"problems": problems, "acked": len(acked), "lost": len(lost), "running": running}
 
 
 def _doc_id(kb: trove.Store, source: str, i: int) -> str:
@@ -248,12 +249,13 @@ def _doc_id(kb: trove.Store, source: str, i: int) -> str:
 def crash_rounds(root: Path, kills: int, seed: int = 0) -> dict[str, Any]:
     rng = random.Random(seed)
     folder = make_folder(root, 150, seed)
-    totals = {"kills": 0, "corrupt": 0, "half_written": 0, "acked": 0, "lost": 0}
+    totals = {"kills": 0, "mid_run": 0, "corrupt": 0, "half_written": 0, "acked": 0, "lost": 0}
     examples: list[str] = []
     for n in range(kills):
         kind = "ingest" if n % 2 == 0 else "write"
         result = crash_round(root / f"{kind}.db", folder, kind, rng)
         totals["kills"] += 1
+        totals["mid_run"] += result["running"]
         totals["acked"] += result["acked"]
         totals["lost"] += result["lost"]
         problems = result["problems"]
