@@ -198,6 +198,18 @@ def make_folder(root: Path, files: int, seed: int) -> Path:
     return folder
 
 
+def churn(folder: Path, rng: random.Random) -> None:
+    """Give the next ``ingest --sync`` work to be killed in: rewrite, remove and add notes."""
+    notes = sorted(folder.glob("*.md"))
+    for path in rng.sample(notes, min(100, len(notes))):
+        words = " ".join(rng.choice(["alpha", "beta", "redis", "cache"]) for _ in range(3000))
+        path.write_text(f"# {path.stem}\n\n{words} {rng.random()}\n", encoding="utf-8")
+    for path in rng.sample(notes, min(5, len(notes))):
+        path.unlink()
+    for _ in range(5):
+        (folder / f"x{rng.randrange(10**9)}.md").write_text(f"new {rng.random()}\n", "utf-8")
+
+
 def _acked(out: bytes) -> list[int]:
     lines = out.decode(errors="replace").splitlines()
     return [int(x) for x in lines[:-1] if x.strip().isdigit()]  # the last may be cut short
@@ -206,6 +218,7 @@ def _acked(out: bytes) -> list[int]:
 def crash_round(db: Path, folder: Path, kind: str, rng: random.Random) -> dict[str, Any]:
     """One kill; returns the problems found and how many acknowledged writes were lost."""
     if kind == "ingest":
+        churn(folder, rng)
         args = [
             "-m",
             "trove",
@@ -222,7 +235,7 @@ def crash_round(db: Path, folder: Path, kind: str, rng: random.Random) -> dict[s
     child = subprocess.Popen(
         [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
-    time.sleep(rng.uniform(0.3, 2.0))
+    time.sleep(rng.uniform(0.2, 1.5))
     running = child.poll() is None  # an ingest may have finished before its kill
     child.send_signal(signal.SIGKILL)
     out, _ = child.communicate()
