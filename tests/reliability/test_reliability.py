@@ -1,7 +1,7 @@
 """The reliability harnesses, CI-sized (bench/reliability.py runs them at full size).
 
-About 25 s on an idle 2-core machine: 6 kills, 4 processes × 4 s, 400 hypothesis cases,
-isolation, a file size limit, a read-only file.
+About 30 s on the shared 2-core machine: 4 kills (2 during ``ingest --sync``, 2 in a
+write loop), 4 processes × 4 s, 400 hypothesis cases, isolation, a file size limit.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.sqlite_only]
 
 
 def test_kills_leave_no_corrupt_half_written_or_lost_writes(tmp_path: Path) -> None:
-    result = harness.crash_rounds(tmp_path, kills=6, seed=int(time.time()))
-    assert result["kills"] == 6
+    result = harness.crash_rounds(tmp_path, kills=4, seed=int(time.time()))
+    assert result["kills"] == 4
     assert (result["corrupt"], result["half_written"], result["lost"]) == (0, 0, 0), result
     assert result["acked"] > 0
 
