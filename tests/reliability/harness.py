@@ -210,6 +210,21 @@ def churn(folder: Path, rng: random.Random) -> None:
         (folder / f"x{rng.randrange(10**9)}.md").write_text(f"new {rng.random()}\n", "utf-8")
 
 
+# The `trove` command, run by this interpreter (the package has no __main__).
+_CLI = "import sys; from trove.interfaces.cli import cli; cli(sys.argv[1:], prog_name='trove')"
+
+
+def _wait_for_writes(child: subprocess.Popen[bytes], db: Path, limit_s: float = 20) -> None:
+    """Until the child's first write reaches the store's write-ahead log (or it exits)."""
+    wal = Path(f"{db}-wal")
+    before = wal.stat().st_mtime_ns if wal.exists() else 0
+    end = time.monotonic() + limit_s
+    while child.poll() is None and time.monotonic() < end:
+        if wal.exists() and wal.stat().st_mtime_ns != before:
+            return
+        time.sleep(0.005)
+
+
 def _acked(out: bytes) -> list[int]:
     lines = out.decode(errors="replace").splitlines()
     return [int(x) for x in lines[:-1] if x.strip().isdigit()]  # the last may be cut short
@@ -220,8 +235,8 @@ def crash_round(db: Path, folder: Path, kind: str, rng: random.Random) -> dict[s
     if kind == "ingest":
         churn(folder, rng)
         args = [
-            "-m",
-            "trove",
+            "-c",
+            _CLI,
             "--db",
             str(db),
             "--embedder",
@@ -235,7 +250,11 @@ def crash_round(db: Path, folder: Path, kind: str, rng: random.Random) -> dict[s
     child = subprocess.Popen(
         [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
-    time.sleep(rng.uniform(0.2, 1.5))
+    if kind == "ingest":  # kill once it writes: an ingest with little to do ends early
+        _wait_for_writes(child, db)
+        time.sleep(rng.uniform(0.0, 0.5))
+    else:
+        time.sleep(rng.uniform(0.2, 1.5))
     running = child.poll() is None  # an ingest may have finished before its kill
     child.send_signal(signal.SIGKILL)
     out, _ = child.communicate()
