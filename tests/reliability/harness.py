@@ -250,11 +250,10 @@ def crash_round(db: Path, folder: Path, kind: str, rng: random.Random) -> dict[s
     child = subprocess.Popen(
         [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
-    if kind == "ingest":  # kill once it writes: an ingest with little to do ends early
-        _wait_for_writes(child, db)
-        time.sleep(rng.uniform(0.0, 0.5))
-    else:
-        time.sleep(rng.uniform(0.2, 1.5))
+    # Kill once it writes (a loaded machine takes seconds to start an interpreter); an
+    # ingest with little to do ends soon after.
+    _wait_for_writes(child, db)
+    time.sleep(rng.uniform(0.0, 0.5) if kind == "ingest" else rng.uniform(0.0, 1.0))
     running = child.poll() is None  # an ingest may have finished before its kill
     child.send_signal(signal.SIGKILL)
     out, _ = child.communicate()

@@ -26,7 +26,7 @@ def test_kills_leave_no_corrupt_half_written_or_lost_writes(tmp_path: Path) -> N
     result = harness.crash_rounds(tmp_path, kills=4, seed=int(time.time()))
     assert result["kills"] == 4
     assert (result["corrupt"], result["half_written"], result["lost"]) == (0, 0, 0), result
-    assert result["acked"] > 0
+    assert result["mid_run"] > 0  # not vacuous: some child was killed while it ran
 
 
 def test_processes_writing_and_reading_one_fresh_store(tmp_path: Path) -> None:
