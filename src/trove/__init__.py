@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from .errors import (
+    CorruptStore,
     EmbedderError,
     EmbedderMismatch,
     Forbidden,
@@ -21,6 +22,7 @@ from .errors import (
     MissingDependency,
     NotATroveStore,
     NotFound,
+    QueryTimeout,
     SchemaTooNew,
     StoreError,
     TroveError,
@@ -88,6 +90,7 @@ def _with(backend: Any, options: dict[str, Any]) -> Store:
 
 __all__ = [
     "Chunk",
+    "CorruptStore",
     "Document",
     "Edge",
     "EmbedderError",
@@ -101,6 +104,7 @@ __all__ = [
     "NotATroveStore",
     "NotFound",
     "Page",
+    "QueryTimeout",
     "SchemaTooNew",
     "Stats",
     "Store",
