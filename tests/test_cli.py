@@ -67,7 +67,7 @@ def test_add_with_provenance_and_filters(run) -> None:
         "team=search",
     )
     run("add", "alpha retro", "--source", "mail")
-    assert len(json.loads(run("search", "alpha", "--json").stdout)) == 2
+    assert len(json.loads(run("search", "alpha", "--json", "--all").stdout)) == 2
     for args in (
         ["--source", "notes"],
         ["--tag", "x", "--tag", "y"],

@@ -102,14 +102,22 @@ class Hit:
     explain: dict[str, Any] | None = None
     # Set on documents that search(expand=...) added: the hit and edge that led here.
     linked_from: dict[str, Any] | None = None
+    # search(with_text=True / context=N / max_tokens=N): the best chunk's clean text, its
+    # neighbours ({index, position, text}), whether the budget cut it, and its tokens.
+    text: str | None = None
+    context: list[dict[str, Any]] | None = None
+    truncated: bool = False
+    tokens: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["participants"] = list(self.participants)
         data["tags"] = list(self.tags)
-        for optional in ("explain", "linked_from"):
+        for optional in ("explain", "linked_from", "text", "context", "tokens"):
             if data[optional] is None:
                 del data[optional]
+        if self.text is None:
+            del data["truncated"]
         return data
 
 

@@ -19,7 +19,7 @@ from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from .models import Chunk, Document, Edge, Hit, Page, Stats
-from .search import snippet
+from .search import budget, calibration, snippet, snippet_text
 from .search.filters import Filters
 from .search.query import ParsedQuery, parse
 from .search.ranking import FUSIONS, fuse
@@ -330,6 +330,10 @@ class Store:
         raw: bool = False,
         explain: bool = False,
         expand: int = 0,
+        min_score: float | None = None,
+        with_text: bool = False,
+        context: int = 0,
+        max_tokens: int | None = None,
         **filters: Any,
     ) -> builtins.list[Hit]:
         """Documents matching ``query``, best first (one hit per document).
@@ -341,6 +345,13 @@ class Store:
         ``explain=True`` adds each retriever's rank and score to every hit; ``expand=N``
         appends the documents linked to the hits (up to N edges away), each marked with
         ``linked_from``.
+
+        A hit's ``score`` estimates the probability, in [0, 1], that it is relevant (see
+        :mod:`trove.search.calibration`); ``min_score`` drops hits below it (default: no
+        floor), and a document stored with its own ``min_score`` surfaces only above that.
+        ``with_text=True`` gives each hit its best chunk's text and heading path,
+        ``context=N`` adds the N chunks on each side, and ``max_tokens=N`` returns as many
+        hits with text as fit in N tokens (see :mod:`trove.search.budget`).
         """
         mode = mode or ("hybrid" if self.has_embedder else "keyword")
         if mode not in MODES:
@@ -351,6 +362,7 @@ class Store:
             )
         if not isinstance(limit, int) or limit < 0:
             raise InvalidQuery("limit must be a non-negative integer")
+        options = budget.Options.check(min_score, with_text, context, max_tokens)
         where = Filters.build(**filters)
         if not isinstance(query, str):
             raise InvalidQuery("query must be a string")
@@ -369,19 +381,30 @@ class Store:
             lists = self._both(query, parsed, where, stamp)
         method = self.fusion if len(lists) > 1 else "single"
         fused = fuse(lists, weights, method=method, limit=limit)
+        model_id = self.vectors.resolve().model_id if "semantic" in lists else None
+        key, rows, scores = calibration.calibrate(
+            fused, lists, calibration.QueryInfo(parsed.length, "cjk" in scripts), model_id
+        )
         docs = self.backend.get_documents([f.doc_id for f in fused])
-        snippets = self.backend.snippets(parsed, [f.chunk_id for f in fused])
+        kept = [
+            (f, score, row)
+            for f, score, row in zip(fused, scores, rows, strict=True)
+            if options.passes(score, docs[f.doc_id])
+        ]
+        snippets = self.backend.snippets(parsed, [f.chunk_id for f, _, _ in kept])
         hits = [
             _hit(
                 docs[f.doc_id],
-                f.score,
-                snippets.get(f.chunk_id, ""),
+                score,
+                snippet_text.clean(snippets.get(f.chunk_id, "")),
                 f.chunk,
-                f.explain(method, weights) if explain else None,
+                f.explain(method, weights, key, row) if explain else None,
             )
-            for f in fused
+            for f, score, row in kept
         ]
-        return hits + self._linked(hits, where, expand, stamp) if expand > 0 else hits
+        if expand > 0:
+            hits += self._linked(hits, where, expand, stamp)
+        return budget.finish(self.backend, hits, options)
 
     def _linked(
         self, hits: builtins.list[Hit], where: Filters, depth: int, stamp: float
@@ -398,7 +421,8 @@ class Store:
                 for here, there in ((edge.src, edge.dst), (edge.dst, edge.src)):
                     if here in frontier and there not in seen and there not in reached:
                         via = {"doc_id": here, "type": edge.type, "weight": edge.weight}
-                        reached[there] = (frontier[here] * edge.weight, via)
+                        score = min(1.0, frontier[here] * edge.weight)
+                        reached[there] = (score, via)
             allowed = self.backend.visible(builtins.list(reached), where, stamp)
             frontier = {}
             for doc_id, (score, via) in reached.items():

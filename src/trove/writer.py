@@ -19,7 +19,8 @@ from .backends.base import ChunkRow
 from .errors import InvalidInput
 from .ids import document_id
 from .ingest.chunking import chunk_text
-from .models import DOCUMENT_FIELDS, STAMP_FIELDS, Document
+from .models import DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, Document
+from .search import snippet_text
 from .search.filters import SCOPES
 from .timeutil import now, to_epoch, to_iso
 
@@ -233,12 +234,31 @@ class Vectors:
 
 def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
     rows = []
-    for chunk in chunk_text(doc.text, max_chars=max_chars, overlap=overlap):
-        text = doc.text[chunk.start : chunk.end]
+    # Front matter and HTML comments are blanked in place: neither indexed nor shown.
+    clean = snippet_text.mask(doc.text, doc.doc_type)
+    for index, found in enumerate(
+        _trimmed(chunk_text(clean, max_chars=max_chars, overlap=overlap), clean)
+    ):
+        chunk = replace(found, index=index)
+        text = clean[chunk.start : chunk.end]
         head = " > ".join(part for part in (doc.title, chunk.heading) if part)
         digest = hashlib.sha256(f"{head}\x00{text}".encode()).hexdigest()
         rows.append(ChunkRow(chunk=chunk, head=head, text=text, text_hash=digest))
     return rows
+
+
+def _trimmed(chunks: list[Chunk], text: str) -> list[Chunk]:
+    """Chunks without the blanked space they open with (none left empty)."""
+    kept = []
+    for chunk in chunks:
+        start = (
+            chunk.start
+            + len(text[chunk.start : chunk.end])
+            - len(text[chunk.start : chunk.end].lstrip())
+        )
+        if start < chunk.end:
+            kept.append(replace(chunk, start=start))
+    return kept
 
 
 def embedding_text(head: str, text: str) -> str:

@@ -100,6 +100,14 @@ class SearchBody(_Body):
     since: str | float | None = None
     until: str | float | None = None
     metadata: dict[str, Any] | None = Field(None, description="Equality on metadata keys.")
+    min_score: float | None = Field(
+        None, ge=0, le=1, description="Leave out hits scoring below this (default: none)."
+    )
+    with_text: bool = Field(False, description="Each hit carries its best chunk's text.")
+    context: int = Field(0, ge=0, le=10, description="Also this many chunks around it.")
+    max_tokens: int | None = Field(
+        None, ge=1, description="As many hits with text as fit in this many tokens."
+    )
 
 
 class LinkBody(_Body):

@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal
 
 from ..errors import MissingDependency, TroveError
 from ..models import Document, Hit
+from ..search import budget
+from ..search.calibration import FLOOR
 from ..store import Store
 from ..workspace import Workspace
 from .config import Rights, ServerConfig, bearer_token
@@ -36,6 +38,8 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 AUTHOR_TIER = "llm"
 # Items in knowledge_list are previews; knowledge_get returns the whole text.
 LIST_PREVIEW_CHARS = 500
+# knowledge_search's default token budget: results fill about this much of a context.
+MCP_TOKENS = 2000
 INSTRUCTIONS = """\
 A long-term memory and knowledge base shared across conversations. Search it before \
 answering questions about past decisions, preferences, people or projects \
@@ -177,10 +181,38 @@ class KnowledgeTools:
                 "to this many links away; they are marked with linked_from.",
             ),
         ] = 0,
+        min_score: Annotated[
+            float,
+            Field(
+                ge=0,
+                le=1,
+                description="Leave out results scoring below this (a score estimates the "
+                f"chance a result is relevant; default {FLOOR}, 0 for everything).",
+            ),
+        ] = FLOOR,
+        max_tokens: Annotated[
+            int,
+            Field(
+                ge=50,
+                le=50_000,
+                description="Return as many results, with their text, as fit in this "
+                f"many tokens (default {MCP_TOKENS}); the last one may be cut and marked "
+                "truncated.",
+            ),
+        ] = MCP_TOKENS,
+        context: Annotated[
+            int, Field(ge=0, le=10, description="Also return this many chunks around each.")
+        ] = 0,
     ) -> dict[str, Any]:
         """Search this workspace's knowledge by words and meaning, best first. Each result
-        has an id, title and snippet («…» marks matches); knowledge_get reads one in full."""
+        has an id, a score (the estimated chance it is relevant, 0 to 1), title, snippet
+        («…» marks matches) and the text of its best passage with its heading; results
+        below min_score (default 0.3) are left out and the text fits in max_tokens
+        (default 2000). knowledge_get reads one in full."""
         options = _given(
+            min_score=min_score,
+            max_tokens=max_tokens,
+            context=context,
             limit=limit,
             tags=tags,
             scope=scope,
@@ -193,7 +225,8 @@ class KnowledgeTools:
         )
         with self._workspace(ctx) as ws:
             hits = ws.search(query, **options)
-        return {"results": [_hit(hit) for hit in hits]}
+        tokens = {"budget": max_tokens, "counter": budget.counter().name}
+        return {"results": [_hit(hit) for hit in hits], "tokens": tokens}
 
     def knowledge_get(self, ctx: Context, id: Id) -> dict[str, Any]:
         """Read one item in full: its text and where it came from."""
@@ -369,6 +402,8 @@ def _compact(data: dict[str, Any]) -> dict[str, Any]:
 def _hit(hit: Hit) -> dict[str, Any]:
     data = hit.to_dict()
     del data["doc_id"], data["chunk"]  # character offsets mean nothing to a model
+    if hit.chunk.heading:
+        data["heading"] = hit.chunk.heading
     data["score"] = round(hit.score, 4)
     return {"id": hit.doc_id, **_compact(data)}
 

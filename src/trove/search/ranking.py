@@ -92,8 +92,22 @@ class Fused:
     score: float = 0.0
     parts: dict[str, dict[str, float]] = field(default_factory=dict)
 
-    def explain(self, fusion: str, weights: dict[str, float]) -> dict[str, Any]:
-        return {"fusion": fusion, "weights": weights, **self.parts}
+    def explain(
+        self,
+        fusion: str,
+        weights: dict[str, float],
+        calibration: str = "",
+        features: Sequence[float] = (),
+    ) -> dict[str, Any]:
+        """The legs' raw ranks and scores, the fused (uncalibrated) score, and what the
+        calibration saw (its model and feature vector, for bench/calibrate.py)."""
+        return {
+            "fusion": fusion,
+            "weights": weights,
+            **self.parts,
+            "raw_score": self.score,
+            "calibration": {"model": calibration, "features": list(features)},
+        }
 
 
 def fuse(

@@ -1,0 +1,179 @@
+"""Fit and check the score calibration (src/trove/search/calibration.json).
+
+    python bench/calibrate.py fit       # train splits: SciFact train, CMRC 2018 trial
+    python bench/calibrate.py report    # test splits: ECE, top-hit figures, nDCG, plot
+
+Runs every mode on cached stores that bench/quality.py builds (bench/.cache/NAME-EMBEDDER.db)
+through the public API (``search(explain=True)`` carries each hit's calibration features),
+fits one logistic model per mode and embedding model over the top 10 hits of every query,
+and writes it beside the calibration module. ``report`` gives the expected calibration
+error (10 equal-width bins over the top 10 hits of every query) per mode, how often the top
+hit scores >= 0.5 and how often such a top hit is relevant, nDCG@10, and a reliability plot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+import _data
+import trove
+from quality import CACHE
+from trove.search import calibration
+
+# (data set, embedder, split to fit on, split to report on)
+SETS = [
+    ("scifact", "default", "train", "test"),
+    ("cmrc2018", "multilingual", "trial", "dev"),
+    ("scifact", "multilingual", "train", "test"),
+]
+MODES = ("keyword", "semantic", "hybrid")
+DEPTH = 10
+PLOT = Path(__file__).resolve().parents[1] / "docs" / "calibration.png"
+
+Row = tuple[str, list[float], int, float, str, str]  # key, features, label, score, qid, sid
+
+
+def collect(name: str, embedder: str, split: str) -> dict[str, list[Row]]:
+    """Per mode: (model key, features, relevant?, score, query id, source id) of top hits."""
+    path = CACHE / f"{name}-{embedder}.db"
+    if not path.exists():
+        print(f"  skipped {path.name}: build it with bench/quality.py first")
+        return {}
+    judged = _data.qrels(name, split)
+    rows: dict[str, list[Row]] = {mode: [] for mode in MODES}
+    with trove.open(path) as kb:
+        for qid, text in _data.queries(name, split).items():
+            for mode in MODES:
+                for hit in kb.search(text, mode=mode, limit=DEPTH, explain=True):
+                    assert hit.explain is not None
+                    cal = hit.explain["calibration"]
+                    label = int(judged.get(qid, {}).get(str(hit.source_id), 0) > 0)
+                    rows[mode].append(
+                        (cal["model"], cal["features"], label, hit.score, qid, str(hit.source_id))
+                    )
+    return rows
+
+
+def logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> dict[str, object]:
+    """L2-regularised logistic regression on standardised features (Newton's method)."""
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+    w = np.zeros(z.shape[1])
+    penalty = np.full(z.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-np.clip(z @ w, -60, 60)))
+        grad = z.T @ (p - y) + penalty * w
+        hess = (z * (p * (1 - p))[:, None]).T @ z + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return {
+        "bias": float(w[0]),
+        "weights": [float(v) for v in w[1:]],
+        "mean": [float(v) for v in mean],
+        "scale": [float(v) for v in scale],
+        "n": len(y),
+        "positives": int(y.sum()),
+    }
+
+
+def fit() -> None:
+    by_key: dict[str, list[tuple[list[float], int]]] = {}
+    for name, embedder, train, _ in SETS:
+        print(f"collecting {name} {train} ({embedder})")
+        for rows in collect(name, embedder, train).values():
+            for key, feats, label, *_ in rows:
+                if key == "keyword" and embedder != "default":
+                    continue  # the keyword leg does not depend on the embedder: count once
+                by_key.setdefault(key, []).append((feats, label))
+    models: dict[str, object] = {}
+    for key, rows in sorted(by_key.items()):
+        x = np.array([f for f, _ in rows], dtype=float)
+        y = np.array([label for _, label in rows], dtype=float)
+        models[key] = logistic(x, y)
+        print(f"  {key}: {len(y)} hits, {int(y.sum())} relevant")
+    default_id = "all-MiniLM-L6-v2-int8"
+    models["fallback"] = {m: f"{m}@{default_id}" for m in ("semantic", "hybrid")}
+    payload = {
+        "features_version": calibration.FEATURES_VERSION,
+        "fitted": time.strftime("%Y-%m-%d"),
+        "fitted_on": [f"{n} {s} ({e})" for n, e, s, _ in SETS],
+        "top_hits": DEPTH,
+        "models": models,
+    }
+    calibration.MODEL_FILE.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    calibration.reload()
+    print(f"wrote {calibration.MODEL_FILE}")
+
+
+def ece(scores: np.ndarray, labels: np.ndarray, bins: int = 10) -> float:
+    edges = np.minimum((scores * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        inside = edges == b
+        if inside.any():
+            total += inside.sum() * abs(scores[inside].mean() - labels[inside].mean())
+    return total / len(scores)
+
+
+def report() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    print(f"machine: {_data.machine()}")
+    fig, axes = plt.subplots(1, len(SETS), figsize=(5 * len(SETS), 4.5))
+    for axis, (name, embedder, _, split) in zip(axes, SETS, strict=True):
+        judged = _data.qrels(name, split)
+        for mode, rows in collect(name, embedder, split).items():
+            scores = np.array([r[3] for r in rows])
+            labels = np.array([r[2] for r in rows], dtype=float)
+            top = [r for i, r in enumerate(rows) if i == 0 or rows[i - 1][4] != r[4]]
+            confident = [r for r in top if r[3] >= 0.5]
+            run: dict[str, dict[str, float]] = {}
+            for _, _, _, score, qid, sid in rows:
+                run.setdefault(qid, {})[sid] = score + 1e-9 * (DEPTH - len(run.get(qid, {})))
+            ndcg = _data.evaluate(run, judged)["nDCG@10"]
+            share = len(confident) / max(1, len(judged))
+            precision = sum(r[2] for r in confident) / max(1, len(confident))
+            print(
+                f"{name} {split} ({embedder}) {mode:<8} ECE {ece(scores, labels):.3f}  "
+                f"top>=0.5 {share:.1%} of queries, relevant {precision:.1%}  "
+                f"nDCG@10 {ndcg:.4f}"
+            )
+            _reliability(axis, scores, labels, mode)
+        axis.set_title(f"{name} {split} ({embedder})")
+    fig.tight_layout()
+    fig.savefig(PLOT, dpi=80)
+    print(f"wrote {PLOT}")
+
+
+def _reliability(axis: object, scores: np.ndarray, labels: np.ndarray, mode: str) -> None:
+    edges = np.minimum((scores * 10).astype(int), 9)
+    xs = [scores[edges == b].mean() for b in range(10) if (edges == b).any()]
+    ys = [labels[edges == b].mean() for b in range(10) if (edges == b).any()]
+    axis.plot([0, 1], [0, 1], color="grey", linewidth=0.8)  # type: ignore[attr-defined]
+    axis.plot(xs, ys, marker="o", label=mode)  # type: ignore[attr-defined]
+    axis.set_xlabel("score")  # type: ignore[attr-defined]
+    axis.set_ylabel("share relevant")  # type: ignore[attr-defined]
+    axis.legend()  # type: ignore[attr-defined]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["fit", "report"])
+    args = parser.parse_args()
+    fit() if args.what == "fit" else report()
+
+
+if __name__ == "__main__":
+    main()
