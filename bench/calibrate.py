@@ -15,15 +15,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 import _data
 import trove
 from quality import CACHE
+from trove.embedders.base import scripts_of
 from trove.search import calibration
+from trove.search.filters import Filters
+from trove.search.query import parse
+from trove.search.ranking import fuse
+from trove.store import SCRIPT_SHARE
 
 # (data set, embedder, split to fit on, split to report on)
 SETS = [
@@ -34,12 +41,31 @@ SETS = [
 MODES = ("keyword", "semantic", "hybrid")
 DEPTH = 10
 PLOT = Path(__file__).resolve().parents[1] / "docs" / "calibration.png"
+PAGE = PLOT.with_name("benchmarks.md")
 
 Row = tuple[str, list[float], int, float, str, str]  # key, features, label, score, qid, sid
 
 
-def collect(name: str, embedder: str, split: str) -> dict[str, list[Row]]:
-    """Per mode: (model key, features, relevant?, score, query id, source id) of top hits."""
+def collect(name: str, embedder: str, split: str, fresh: bool = False) -> dict[str, list[Row]]:
+    """Per mode: (model key, features, relevant?, score, query id, source id) of top hits.
+
+    Kept in bench/.cache (the features do not depend on the fitted model, so a refit
+    does not rerun the queries; --fresh does)."""
+    saved = CACHE / f"calibration-{name}-{embedder}-{split}.json"
+    if saved.exists() and not fresh:
+        return {
+            mode: [tuple(r) for r in rows] for mode, rows in json.loads(saved.read_text()).items()
+        }  # type: ignore[misc]
+    rows = _run(name, embedder, split)
+    if rows:
+        saved.write_text(json.dumps(rows))
+    return rows
+
+
+def _run(name: str, embedder: str, split: str) -> dict[str, list[Row]]:
+    """Each leg runs once per query (depth 200, as hybrid search does); the keyword and
+    semantic modes' lists are their top 10, the hybrid list their fusion, each scored by
+    the functions Store.search uses (half the work of three searches per query)."""
     path = CACHE / f"{name}-{embedder}.db"
     if not path.exists():
         print(f"  skipped {path.name}: build it with bench/quality.py first")
@@ -47,16 +73,40 @@ def collect(name: str, embedder: str, split: str) -> dict[str, list[Row]]:
     judged = _data.qrels(name, split)
     rows: dict[str, list[Row]] = {mode: [] for mode in MODES}
     with trove.open(path) as kb:
+        model_id = kb.vectors.resolve().model_id
         for qid, text in _data.queries(name, split).items():
+            legs, weights, info = _legs(kb, text)
             for mode in MODES:
-                for hit in kb.search(text, mode=mode, limit=DEPTH, explain=True):
-                    assert hit.explain is not None
-                    cal = hit.explain["calibration"]
-                    label = int(judged.get(qid, {}).get(str(hit.source_id), 0) > 0)
-                    rows[mode].append(
-                        (cal["model"], cal["features"], label, hit.score, qid, str(hit.source_id))
-                    )
+                if mode == "hybrid":
+                    lists = {k: v for k, v in legs.items() if weights.get(k, 0) > 0}
+                    method = kb.fusion if len(lists) > 1 else "single"
+                    fused = fuse(lists, weights, method=method, limit=DEPTH)
+                else:
+                    lists = {mode: legs[mode][:DEPTH]}
+                    fused = fuse(lists, {mode: 1.0}, method="single", limit=DEPTH)
+                uses_model = "semantic" in lists
+                key, feats, scores = calibration.calibrate(
+                    fused, lists, info, model_id if uses_model else None
+                )
+                source = {
+                    d: str(doc.source_id)
+                    for d, doc in kb.backend.get_documents([f.doc_id for f in fused]).items()
+                }
+                for f, row, score in zip(fused, feats, scores, strict=True):
+                    sid = source[f.doc_id]
+                    label = int(judged.get(qid, {}).get(sid, 0) > 0)
+                    rows[mode].append((key, row, label, score, qid, sid))
     return rows
+
+
+def _legs(kb: trove.Store, text: str) -> tuple[dict[str, list[Any]], dict[str, float], Any]:
+    parsed, where, stamp = parse(text), Filters.build(), time.time()
+    scripts = scripts_of(text, min_share=SCRIPT_SHARE)
+    weights = kb._weights(scripts, "hybrid")
+    keyword = [] if parsed.empty else kb.backend.keyword_search(parsed, where, 200, stamp)
+    semantic = kb._semantic(text, where, 200, stamp)
+    info = calibration.QueryInfo(parsed.length, "cjk" in scripts)
+    return {"keyword": keyword, "semantic": semantic}, weights, info
 
 
 def logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> dict[str, object]:
@@ -114,6 +164,19 @@ def fit() -> None:
     print(f"wrote {calibration.MODEL_FILE}")
 
 
+def rescore(rows: list[Row]) -> list[Row]:
+    """The rows' scores under the calibration now on disk (features are model-free)."""
+    out: list[Row] = []
+    start = 0
+    for end in range(1, len(rows) + 1):
+        if end == len(rows) or rows[end][4] != rows[start][4]:
+            group = rows[start:end]
+            probs = calibration.monotone([calibration.probability(r[0], r[1]) for r in group])
+            out += [(r[0], r[1], r[2], p, r[4], r[5]) for r, p in zip(group, probs, strict=True)]
+            start = end
+    return out
+
+
 def ece(scores: np.ndarray, labels: np.ndarray, bins: int = 10) -> float:
     edges = np.minimum((scores * bins).astype(int), bins - 1)
     total = 0.0
@@ -131,10 +194,12 @@ def report() -> None:
     import matplotlib.pyplot as plt
 
     print(f"machine: {_data.machine()}")
+    table: list[str] = []
     fig, axes = plt.subplots(1, len(SETS), figsize=(5 * len(SETS), 4.5))
     for axis, (name, embedder, _, split) in zip(axes, SETS, strict=True):
         judged = _data.qrels(name, split)
         for mode, rows in collect(name, embedder, split).items():
+            rows = rescore(rows)
             scores = np.array([r[3] for r in rows])
             labels = np.array([r[2] for r in rows], dtype=float)
             top = [r for i, r in enumerate(rows) if i == 0 or rows[i - 1][4] != r[4]]
@@ -145,16 +210,52 @@ def report() -> None:
             ndcg = _data.evaluate(run, judged)["nDCG@10"]
             share = len(confident) / max(1, len(judged))
             precision = sum(r[2] for r in confident) / max(1, len(confident))
+            error = ece(scores, labels)
             print(
-                f"{name} {split} ({embedder}) {mode:<8} ECE {ece(scores, labels):.3f}  "
+                f"{name} {split} ({embedder}) {mode:<8} ECE {error:.3f}  "
                 f"top>=0.5 {share:.1%} of queries, relevant {precision:.1%}  "
                 f"nDCG@10 {ndcg:.4f}"
+            )
+            table.append(
+                f"| {name} {split} ({embedder}) | {mode} | {error:.3f} | {share:.1%} | "
+                f"{precision:.1%} | {ndcg:.4f} |"
             )
             _reliability(axis, scores, labels, mode)
         axis.set_title(f"{name} {split} ({embedder})")
     fig.tight_layout()
     fig.savefig(PLOT, dpi=80)
-    print(f"wrote {PLOT}")
+    _write_section(table)
+    print(f"wrote {PLOT} and its section of {PAGE}")
+
+
+def _write_section(table: list[str]) -> None:
+    """This script's section of docs/benchmarks.md, after the mark _report.py keeps."""
+    from _report import KEEP_MARK
+
+    load = os.getloadavg()[0]
+    section = [
+        KEEP_MARK,
+        "",
+        "## Calibrated scores",
+        "",
+        f"Generated by `bench/calibrate.py report` on {time.strftime('%Y-%m-%d')}; machine: "
+        f"{_data.machine()}, load {load:.1f}. A hit's score estimates the probability that it "
+        "is relevant; the model was fitted on the train splits (SciFact train, CMRC 2018 "
+        "trial) and is checked here on the test splits. ECE: expected calibration error, "
+        "10 equal-width bins over the top 10 hits of every query (required: at most 0.10 "
+        "per mode). Top >= 0.5: the share of queries whose top hit scores at least 0.5, and "
+        "how often that top hit is relevant. nDCG@10 of the calibrated list (calibration "
+        "never reorders a query's hits).",
+        "",
+        "| data set | mode | ECE | top >= 0.5 | of those relevant | nDCG@10 |",
+        "|---|---|---|---|---|---|",
+        *table,
+        "",
+        "![reliability: share relevant per score bin](calibration.png)",
+        "",
+    ]
+    text = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
+    PAGE.write_text(text.partition(KEEP_MARK)[0].rstrip("\n") + "\n\n" + "\n".join(section))
 
 
 def _reliability(axis: object, scores: np.ndarray, labels: np.ndarray, mode: str) -> None:

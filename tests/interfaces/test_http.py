@@ -330,3 +330,19 @@ def test_refuses_other_addresses_without_a_token(tmp_path: Path) -> None:
     ServerConfig().override(token=ANA).check_bind("0.0.0.0")
     for host in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
         ServerConfig().check_bind(host)
+
+
+# --- results an agent can act on (issue 15) ----------------------------------------------
+
+
+def test_search_takes_min_score_text_context_and_a_token_budget(ana: httpx.Client) -> None:
+    ana.post("/v1/items", json={"text": "The heron fishes at dawn. It waits very still."})
+    body = {"query": "heron", "mode": "keyword", "with_text": True, "context": 1}
+    (hit,) = ana.post("/v1/search", json=body).json()["hits"]
+    assert 0 <= hit["score"] <= 1 and "heron fishes" in hit["text"]
+    assert hit["context"] == [] and hit["truncated"] is False
+    cut = ana.post("/v1/search", json={**body, "max_tokens": 8}).json()["hits"]
+    assert cut[0]["truncated"] and cut[0]["text"].endswith("…")
+    above = ana.post("/v1/search", json={**body, "min_score": 1.0}).json()["hits"]
+    assert above == [] or above[0]["score"] == 1.0
+    error(ana.post("/v1/search", json={"query": "heron", "min_score": 2}), 422, "invalid_request")

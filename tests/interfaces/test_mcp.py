@@ -20,7 +20,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 import trove
 from trove.interfaces.config import ServerConfig
-from trove.interfaces.mcp import RequireToken, create_server
+from trove.interfaces.mcp import MCP_TOKENS, RequireToken, create_server
+from trove.search.calibration import FLOOR
 
 TROVE = str(Path(sys.executable).with_name("trove"))
 Serve = Callable[[Any], AbstractContextManager[str]]
@@ -297,3 +298,22 @@ def test_streamable_http_needs_a_token_and_gives_each_session_its_own(
                 assert one.call("knowledge_get", id=note["id"])["namespace"] == "team"
                 assert "not_found" in two.fail("knowledge_get", id=note["id"])
                 assert two.call("knowledge_get", id=shared["id"])["text"] == "http team note"
+
+
+def test_search_has_a_floor_and_a_token_budget_by_default(ana: Mcp) -> None:
+    schema = ana.tools()["knowledge_search"]
+    properties = schema.input_schema["properties"]
+    assert properties["min_score"]["default"] == FLOOR
+    assert properties["max_tokens"]["default"] == MCP_TOKENS
+    assert "0.3" in (schema.description or "") and "2000" in (schema.description or "")
+    ana.call("knowledge_write", text="Herons fish at dawn. " * 400, title="Herons")
+    found = ana.call("knowledge_search", query="herons fish at dawn", mode="keyword")
+    assert found["tokens"]["budget"] == MCP_TOKENS
+    assert found["tokens"]["counter"] in ("estimate", "tiktoken:cl100k_base")
+    (hit,) = [r for r in found["results"] if r["title"] == "Herons"]
+    assert hit["score"] >= FLOOR and hit["text"].startswith("Herons fish")
+    small = ana.call("knowledge_search", query="herons", mode="keyword", max_tokens=60)
+    assert small["results"][0]["truncated"] is True
+    everything = ana.call("knowledge_search", query="dawn", min_score=0)["results"]
+    floored = ana.call("knowledge_search", query="dawn")["results"]
+    assert all(r["score"] >= FLOOR for r in floored) and len(everything) >= len(floored)

@@ -81,7 +81,7 @@ def test_the_shipped_calibration_is_small_and_versioned() -> None:
 
 
 def test_monotone_never_reorders_and_clamps() -> None:
-    assert calibration.monotone([0.2, 0.9, 0.1, 1.5]) == [0.2, 0.2, 0.1, 0.1]
+    assert calibration.monotone([0.2, 0.9, 0.1, 1.5, -1.0]) == [0.2, 0.199999, 0.1, 0.099999, 0.0]
 
 
 def test_features_of_an_absent_leg_sit_below_the_deepest_rank() -> None:

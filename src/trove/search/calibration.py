@@ -137,7 +137,12 @@ def calibrate(
 
 def monotone(values: Sequence[float]) -> list[float]:
     """Make the estimates non-increasing in the given (fused) order: no reordering."""
+    # Strictly decreasing by a millionth where the model would rise: equal scores would let
+    # an evaluator (pytrec_eval breaks ties by id) reorder what the retrievers ranked.
     result: list[float] = []
     for value in values:
-        result.append(min(value, result[-1]) if result else value)
-    return [round(min(1.0, max(0.0, v)), 6) for v in result]
+        value = round(min(1.0, max(0.0, value)), 6)
+        if result:
+            value = max(0.0, min(value, round(result[-1] - 1e-6, 6)))
+        result.append(value)
+    return result
