@@ -36,7 +36,6 @@ from trove.store import SCRIPT_SHARE
 SETS = [
     ("scifact", "default", "train", "test"),
     ("cmrc2018", "multilingual", "trial", "dev"),
-    ("scifact", "multilingual", "train", "test"),
 ]
 MODES = ("keyword", "semantic", "hybrid")
 DEPTH = 10
@@ -46,23 +45,30 @@ PAGE = PLOT.with_name("benchmarks.md")
 Row = tuple[str, list[float], int, float, str, str]  # key, features, label, score, qid, sid
 
 
-def collect(name: str, embedder: str, split: str, fresh: bool = False) -> dict[str, list[Row]]:
+def collect(
+    name: str, embedder: str, split: str, fresh: bool = False, limit: int = 0
+) -> dict[str, list[Row]]:
     """Per mode: (model key, features, relevant?, score, query id, source id) of top hits.
 
     Kept in bench/.cache (the features do not depend on the fitted model, so a refit
     does not rerun the queries; --fresh does)."""
-    saved = CACHE / f"calibration-{name}-{embedder}-{split}.json"
+    full = CACHE / f"calibration-{name}-{embedder}-{split}.json"
+    saved = CACHE / f"calibration-{name}-{embedder}-{split}{f'-{limit}' if limit else ''}.json"
+    if limit and full.exists() and not fresh:  # every query was collected: take the first N
+        rows = collect(name, embedder, split)
+        first = list(dict.fromkeys(r[4] for r in rows["keyword"] + rows["hybrid"]))[:limit]
+        return {mode: [r for r in items if r[4] in set(first)] for mode, items in rows.items()}
     if saved.exists() and not fresh:
         return {
             mode: [tuple(r) for r in rows] for mode, rows in json.loads(saved.read_text()).items()
         }  # type: ignore[misc]
-    rows = _run(name, embedder, split)
+    rows = _run(name, embedder, split, limit)
     if rows:
         saved.write_text(json.dumps(rows))
     return rows
 
 
-def _run(name: str, embedder: str, split: str) -> dict[str, list[Row]]:
+def _run(name: str, embedder: str, split: str, limit: int = 0) -> dict[str, list[Row]]:
     """Each leg runs once per query (depth 200, as hybrid search does); the keyword and
     semantic modes' lists are their top 10, the hybrid list their fusion, each scored by
     the functions Store.search uses (half the work of three searches per query)."""
@@ -74,7 +80,7 @@ def _run(name: str, embedder: str, split: str) -> dict[str, list[Row]]:
     rows: dict[str, list[Row]] = {mode: [] for mode in MODES}
     with trove.open(path) as kb:
         model_id = kb.vectors.resolve().model_id
-        for qid, text in _data.queries(name, split).items():
+        for qid, text in list(_data.queries(name, split).items())[: limit or None]:
             legs, weights, info = _legs(kb, text)
             for mode in MODES:
                 if mode == "hybrid":
@@ -135,15 +141,17 @@ def logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> dict[str, object]
     }
 
 
-def fit() -> None:
+def fit(train_queries: int = 0) -> None:
     by_key: dict[str, list[tuple[list[float], int]]] = {}
+    keyword_from: set[str] = set()
     for name, embedder, train, _ in SETS:
         print(f"collecting {name} {train} ({embedder})")
-        for rows in collect(name, embedder, train).values():
+        for rows in collect(name, embedder, train, limit=train_queries).values():
             for key, feats, label, *_ in rows:
-                if key == "keyword" and embedder != "default":
+                if key == "keyword" and name in keyword_from:
                     continue  # the keyword leg does not depend on the embedder: count once
                 by_key.setdefault(key, []).append((feats, label))
+        keyword_from.add(name)
     models: dict[str, object] = {}
     for key, rows in sorted(by_key.items()):
         x = np.array([f for f, _ in rows], dtype=float)
@@ -156,6 +164,7 @@ def fit() -> None:
         "features_version": calibration.FEATURES_VERSION,
         "fitted": time.strftime("%Y-%m-%d"),
         "fitted_on": [f"{n} {s} ({e})" for n, e, s, _ in SETS],
+        "train_queries": train_queries or "all",
         "top_hits": DEPTH,
         "models": models,
     }
@@ -272,8 +281,11 @@ def _reliability(axis: object, scores: np.ndarray, labels: np.ndarray, mode: str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["fit", "report"])
+    parser.add_argument(
+        "--train-queries", type=int, default=0, help="fit on the first N queries of each set"
+    )
     args = parser.parse_args()
-    fit() if args.what == "fit" else report()
+    fit(args.train_queries) if args.what == "fit" else report()
 
 
 if __name__ == "__main__":

@@ -236,9 +236,8 @@ def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
     rows = []
     # Front matter and HTML comments are blanked in place: neither indexed nor shown.
     clean = snippet_text.mask(doc.text, doc.doc_type)
-    for index, found in enumerate(
-        _trimmed(chunk_text(clean, max_chars=max_chars, overlap=overlap), clean)
-    ):
+    chunks = chunk_text(clean, max_chars=max_chars, overlap=overlap)
+    for index, found in enumerate(chunks if clean == doc.text else _trimmed(chunks, clean)):
         chunk = replace(found, index=index)
         text = clean[chunk.start : chunk.end]
         head = " > ".join(part for part in (doc.title, chunk.heading) if part)

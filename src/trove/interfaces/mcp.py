@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from ..errors import MissingDependency, TroveError
 from ..models import Document, Hit
 from ..search import budget
-from ..search.calibration import FLOOR
+from ..search.calibration import MCP_FLOOR
 from ..store import Store
 from ..workspace import Workspace
 from .config import Rights, ServerConfig, bearer_token
@@ -187,9 +187,9 @@ class KnowledgeTools:
                 ge=0,
                 le=1,
                 description="Leave out results scoring below this (a score estimates the "
-                f"chance a result is relevant; default {FLOOR}, 0 for everything).",
+                f"chance a result is relevant; default {MCP_FLOOR}, 0 for everything).",
             ),
-        ] = FLOOR,
+        ] = MCP_FLOOR,
         max_tokens: Annotated[
             int,
             Field(
