@@ -36,7 +36,7 @@ def test_add_search_get_round_trip(run) -> None:
     hits = json.loads(run("search", "redis", "--all", "--json").stdout)
     assert [h["doc_id"] for h in hits] == [added["id"]]
     assert hits[0]["title"] == "Cache" and "«Redis»" in hits[0]["snippet"]
-    out = run("search", "redis").stdout
+    out = run("search", "redis", "--all").stdout
     assert "Cache" in out and added["id"] in out
 
 
