@@ -15,6 +15,7 @@ RESULTS = ROOT / "bench" / "results"
 DOCS = ROOT / "docs"
 TITLES = {"scifact": "SciFact test", "cmrc2018": "CMRC 2018 dev"}
 # Required by issue 6 (bench/scale.py): (mode, chunks) -> p50 limit in ms.
+KEEP_MARK = "<!-- sections below are written by other bench scripts -->"
 REQUIRED = {("semantic", 100_000): 20.0, ("hybrid", 100_000): 20.0, ("semantic", 1_000_000): 50.0}
 
 
@@ -29,7 +30,11 @@ def write() -> None:
     if scale:
         parts.append(_scale(scale))
         _plot_scale(scale, DOCS / "scale-latency.png")
-    (DOCS / "benchmarks.md").write_text("\n".join(parts), encoding="utf-8")
+    page = DOCS / "benchmarks.md"
+    # Sections other scripts own (bench/calibrate.py) sit after this mark and are kept.
+    kept = page.read_text(encoding="utf-8").partition(KEEP_MARK) if page.exists() else ("",)
+    tail = kept[1] + kept[2] if len(kept) == 3 and kept[1] else ""
+    page.write_text("\n".join(parts) + ("\n" + tail if tail else ""), encoding="utf-8")
 
 
 def _load(name: str) -> dict[str, Any]:

@@ -60,8 +60,12 @@ def build(name: str, embedder: str, fresh: bool) -> tuple[Path, dict[str, float]
     }
 
 
-def evaluate(path: Path, name: str, split: str, **options: object) -> dict[str, dict[str, float]]:
+def evaluate(
+    path: Path, name: str, split: str, max_queries: int = 0, **options: object
+) -> dict[str, dict[str, float]]:
     queries = _data.queries(name, split)
+    if max_queries:  # a quick look: the first N judged queries
+        queries = dict(list(queries.items())[:max_queries])
     judged = _data.qrels(name, split)
     results = {}
     with trove.open(path, **options) as kb:  # type: ignore[arg-type]
@@ -88,6 +92,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="default")
     parser.add_argument("--datasets", default="scifact,cmrc2018")
     parser.add_argument("--fresh", action="store_true", help="rebuild the cached stores")
+    parser.add_argument("--max-queries", type=int, default=0, help="only the first N queries")
     args = parser.parse_args()
     print(f"machine: {_data.machine()}  embedder: {args.embedder}")
     for name in args.datasets.split(","):
@@ -99,7 +104,7 @@ def main() -> None:
                 f"the embedder alone {indexing['embed_only_s']:.1f} s; "
                 f"storage + indexing overhead {indexing['overhead'] * 100:+.1f}%"
             )
-        for mode, figures in evaluate(path, name, SPLITS[name]).items():
+        for mode, figures in evaluate(path, name, SPLITS[name], args.max_queries).items():
             print(
                 f"{name} {SPLITS[name]} {mode:<8} nDCG@10 {figures['nDCG@10']:.4f}  "
                 f"R@100 {figures['R@100']:.3f}  MRR@10 {figures['RR@10']:.3f}  "

@@ -45,7 +45,9 @@ def test_global_options_before_or_after_the_command(runner: CliRunner, tmp_path:
     added = runner.invoke(cli, ["add", "otters hold hands", "--db", db, "--json"])
     assert added.exit_code == 0, added.output
     doc_id = json.loads(added.stdout)["id"]
-    hits = runner.invoke(cli, ["search", "otters", "--db", db, "--json", "--mode", "keyword"])
+    hits = runner.invoke(
+        cli, ["search", "otters", "--db", db, "--json", "--mode", "keyword", "--all"]
+    )
     assert hits.exit_code == 0, hits.output
     assert [h["doc_id"] for h in json.loads(hits.stdout)] == [doc_id]
     stats = runner.invoke(cli, [f"--db={db}", "stats", "--json"])
@@ -94,7 +96,7 @@ def test_piped_search_output_is_not_wrapped_and_keeps_markers(
     db = str(tmp_path / "kb.db")
     long_text = "otters " + " ".join(f"word{i}" for i in range(60)) + " otters again"
     runner.invoke(cli, ["--db", db, "add", long_text, "--title", "T"])
-    out = runner.invoke(cli, ["--db", db, "search", "otters", "--mode", "keyword"]).stdout
+    out = runner.invoke(cli, ["--db", db, "search", "otters", "--mode", "keyword", "--all"]).stdout
     snippet_line = next(line for line in out.splitlines() if "otters" in line)
     assert "«otters»" in snippet_line and len(snippet_line) > 80
 

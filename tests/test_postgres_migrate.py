@@ -108,7 +108,7 @@ def test_cli_migrate_and_a_postgres_db_option(tmp_path: Path, pg_target: str) ->
     result = runner.invoke(cli, ["migrate", str(src), pg_target, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["copied"] == 7
-    result = runner.invoke(cli, ["--db", pg_target, "search", "kitten", "--json"])
+    result = runner.invoke(cli, ["--db", pg_target, "search", "kitten", "--all", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)[0]["title"] == "cats"
     result = runner.invoke(cli, ["migrate", str(tmp_path / "missing.db"), pg_target])

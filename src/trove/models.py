@@ -128,15 +128,23 @@ class Hit:
     access_count: int = 0
     last_accessed: str | None = None
     created_at: str | None = None
+    # search(with_text=True / context=N / max_tokens=N): the best chunk's clean text, its
+    # neighbours ({index, position, text}), whether the budget cut it, and its tokens.
+    text: str | None = None
+    context: list[dict[str, Any]] | None = None
+    truncated: bool = False
+    tokens: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["participants"] = list(self.participants)
         data["tags"] = list(self.tags)
         data["entities"] = list(self.entities)
-        for optional in ("explain", "linked_from", "provenance"):
+        for optional in ("explain", "linked_from", "provenance", "text", "context", "tokens"):
             if data[optional] is None:
                 del data[optional]
+        if self.text is None:
+            del data["truncated"]
         return data
 
 

@@ -29,7 +29,7 @@ from .memory import atomic, canonical, entry, lifecycle, own_vectors, upsert
 from .memory.access import AccessRecorder
 from .memory.clusters import Clusters
 from .models import Chunk, Document, Edge, Hit, Page, Stats
-from .search import memory_rank, snippet
+from .search import budget, calibration, memory_rank, snippet, snippet_text
 from .search.bounds import bounded
 from .search.filters import Filters
 from .search.query import ParsedQuery, parse
@@ -507,6 +507,10 @@ class Store:
         vector: Sequence[float] | None = None,
         rerank: str | Mapping[str, Any] | None = None,
         record_access: bool = True,
+        min_score: float | None = None,
+        with_text: bool = False,
+        context: int = 0,
+        max_tokens: int | None = None,
         **filters: Any,
     ) -> SearchResults:
         """Documents matching ``query``, best first (one hit per document).
@@ -525,10 +529,18 @@ class Store:
         filter applies). ``rerank="memory"`` (or a dict) blends relevance with recency,
         importance and use: see :mod:`trove.search.memory_rank`. The hits returned count
         as uses of their documents unless ``record_access=False``.
+
+        A hit's ``score`` estimates the probability, in [0, 1], that it is relevant (see
+        :mod:`trove.search.calibration`); ``min_score`` drops hits below it (default: no
+        floor), and a document stored with its own ``min_score`` surfaces only above that.
+        ``with_text=True`` gives each hit its best chunk's text and heading path,
+        ``context=N`` adds the N chunks on each side, and ``max_tokens=N`` returns as many
+        hits with text as fit in N tokens (see :mod:`trove.search.budget`).
         """
         expand = self._expand_default() if expand is None else expand
         if expand != "llm":
             validate.count(expand, 'expand (or "llm")', 0, validate.MAX_EXPAND, InvalidQuery)
+        budgeted = budget.Options.check(min_score, with_text, context, max_tokens)
         if filters.pop("collapse_duplicates", True) and self._has_duplicates():
             filters["collapse"] = True
         if rerank is not None:
@@ -571,6 +583,9 @@ class Store:
             )
         if isinstance(expand, int) and expand > 0 and found:
             found.extend(self._linked(found, Filters.build(**filters), expand, now()))
+        found[:] = budget.finish(
+            self.backend, [h for h in found if budgeted.passes(h.score, h)], budgeted
+        )
         if self.record_retrievals:
             for hit in found:
                 self.events.emit_hit("retrieved", hit)
@@ -634,17 +649,22 @@ class Store:
             lists = self._both(query, parsed, where, stamp)
         method = self.fusion if len(lists) > 1 else "single"
         fused = fuse(lists, weights, method=method, limit=limit)
+        model_id = self.vectors.resolve().model_id if "semantic" in lists else None
+        key, rows, scores = calibration.calibrate(
+            fused, lists, calibration.QueryInfo(parsed.length, "cjk" in scripts), model_id
+        )
         docs = self.backend.get_documents([f.doc_id for f in fused])
+        kept = zip(fused, scores, rows, strict=True)
         snippets = self.backend.snippets(parsed, [f.chunk_id for f in fused])
         hits = [
             _hit(
                 docs[f.doc_id],
-                f.score,
-                snippets.get(f.chunk_id, ""),
+                score,
+                snippet_text.clean(snippets.get(f.chunk_id, "")),
                 f.chunk,
-                f.explain(method, weights, dropped) if explain else None,
+                f.explain(method, weights, dropped, key, row) if explain else None,
             )
-            for f in fused
+            for f, score, row in kept
         ]
         return hits
 
@@ -663,7 +683,8 @@ class Store:
                 for here, there in ((edge.src, edge.dst), (edge.dst, edge.src)):
                     if here in frontier and there not in seen and there not in reached:
                         via = {"doc_id": here, "type": edge.type, "weight": edge.weight}
-                        reached[there] = (frontier[here] * edge.weight, via)
+                        score = min(1.0, frontier[here] * edge.weight)
+                        reached[there] = (score, via)
             allowed = self.backend.visible(builtins.list(reached), where, stamp)
             frontier = {}
             for doc_id, (score, via) in reached.items():

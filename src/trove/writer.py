@@ -22,6 +22,7 @@ from .ids import document_id
 from .ingest.chunking import chunk_text
 from .memory import entry
 from .models import CARRIED_FIELDS, DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, Document
+from .search import snippet_text
 from .search.filters import SCOPES
 from .timeutil import now, to_epoch, to_iso
 
@@ -254,19 +255,38 @@ class Vectors:
 def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
     if entry.controlled(doc):
         return entry.rows(doc)
-    return [
-        chunk_row(doc, chunk)
-        for chunk in chunk_text(doc.text, max_chars=max_chars, overlap=overlap)
-    ]
+    # Front matter and HTML comments are blanked in place: neither indexed nor shown.
+    clean = snippet_text.mask(doc.text, doc.doc_type)
+    chunks = chunk_text(clean, max_chars=max_chars, overlap=overlap)
+    if clean != doc.text:
+        chunks = _trimmed(chunks, clean)
+    return [chunk_row(doc, replace(found, index=i), clean) for i, found in enumerate(chunks)]
 
 
-def chunk_row(doc: Document, chunk: Chunk) -> ChunkRow:
-    """A span of a document as it is stored: its text, the title and headings above it
+def chunk_row(doc: Document, chunk: Chunk, clean: str | None = None) -> ChunkRow:
+    """A span of a document as it is stored: its text (with front matter and HTML comments
+    blanked: ``clean``, computed here if not given), the title and headings above it
     (indexed with it), and the hash that finds its vector."""
-    text = doc.text[chunk.start : chunk.end]
+    if clean is None:
+        clean = snippet_text.mask(doc.text, doc.doc_type)
+    text = clean[chunk.start : chunk.end]
     head = " > ".join(part for part in (doc.title, chunk.heading) if part)
     digest = hashlib.sha256(f"{head}\x00{text}".encode()).hexdigest()
     return ChunkRow(chunk=chunk, head=head, text=text, text_hash=digest)
+
+
+def _trimmed(chunks: list[Chunk], text: str) -> list[Chunk]:
+    """Chunks without the blanked space they open with (none left empty)."""
+    kept = []
+    for chunk in chunks:
+        start = (
+            chunk.start
+            + len(text[chunk.start : chunk.end])
+            - len(text[chunk.start : chunk.end].lstrip())
+        )
+        if start < chunk.end:
+            kept.append(replace(chunk, start=start))
+    return kept
 
 
 def embedding_text(head: str, text: str) -> str:

@@ -53,10 +53,12 @@ def test_search_variants_and_expand_on_the_command_line(tmp_path: Path) -> None:
     db = tmp_path / "kb.db"
     run(db, "add", "The birthday party is in May", "--source-id", "b")
     assert json.loads(run(db, "search", "celebration", "--json")) == []
-    found = json.loads(run(db, "search", "celebration", "--variant", "birthday", "--json"))
+    found = json.loads(
+        run(db, "search", "celebration", "--variant", "birthday", "--json", "--all")
+    )
     assert [h["source_id"] for h in found] == ["b"]
     assert "found by 'birthday'" in run(
-        db, "search", "celebration", "--variant", "birthday", "--explain"
+        db, "search", "celebration", "--variant", "birthday", "--explain", "--all"
     )
     degraded = CliRunner().invoke(
         cli, ["--db", str(db), "--embedder", "none", "search", "birthday", "--expand", "llm"]

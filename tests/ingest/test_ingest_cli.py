@@ -73,7 +73,7 @@ def test_field_mapping_flags(run: Run, vault: Path) -> None:
         "--field",
         "channel=ts",
     )
-    hits = json.loads(run("search", "deploy", "--json").stdout)
+    hits = json.loads(run("search", "deploy", "--all", "--json").stdout)
     assert hits[0]["source_id"] == "chat.jsonl#u1" and hits[0]["author"] == "ana"
     assert hits[0]["timestamp"] == "2025-11-03T09:00:00Z" and hits[0]["channel"] == "1762160400"
 

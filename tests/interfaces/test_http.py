@@ -361,3 +361,19 @@ def test_memory_routes_upsert_vectors_clusters_and_hard_delete(ana: httpx.Client
     assert ana.delete(f"/v1/clusters/{cluster['id']}").json()["deleted"] is True
     assert ana.delete(f"/v1/items/{doc_id}", params={"hard": "true"}).json()["deleted"] is True
     error(ana.get(f"/v1/items/{doc_id}"), 404, "not_found")
+
+
+# --- results an agent can act on (issue 15) ----------------------------------------------
+
+
+def test_search_takes_min_score_text_context_and_a_token_budget(ana: httpx.Client) -> None:
+    ana.post("/v1/items", json={"text": "The heron fishes at dawn. It waits very still."})
+    body = {"query": "heron", "mode": "keyword", "with_text": True, "context": 1}
+    (hit,) = ana.post("/v1/search", json=body).json()["hits"]
+    assert 0 <= hit["score"] <= 1 and "heron fishes" in hit["text"]
+    assert hit["context"] == [] and hit["truncated"] is False
+    cut = ana.post("/v1/search", json={**body, "max_tokens": 8}).json()["hits"]
+    assert cut[0]["truncated"] and cut[0]["text"].endswith("…")
+    above = ana.post("/v1/search", json={**body, "min_score": 1.0}).json()["hits"]
+    assert above == [] or above[0]["score"] == 1.0
+    error(ana.post("/v1/search", json={"query": "heron", "min_score": 2}), 422, "invalid_request")

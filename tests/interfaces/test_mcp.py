@@ -20,7 +20,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 import trove
 from trove.interfaces.config import ServerConfig
-from trove.interfaces.mcp import RequireToken, create_server
+from trove.interfaces.mcp import MCP_TOKENS, RequireToken, create_server
+from trove.search.calibration import MCP_FLOOR as FLOOR
 
 TROVE = str(Path(sys.executable).with_name("trove"))
 Serve = Callable[[Any], AbstractContextManager[str]]
@@ -170,7 +171,9 @@ def test_an_agent_writes_a_memory_and_finds_it(ana: Mcp) -> None:
         tags=["preference"],
         importance=0.8,
     )
-    results = ana.call("knowledge_search", query="what does ana like to drink")["results"]
+    # min_score=0: the hash test embedder's scores are not calibrated
+    query = "what does ana like to drink"
+    results = ana.call("knowledge_search", query=query, min_score=0)["results"]
     assert results[0]["id"] == written["id"]
     assert results[0]["title"] == "Ana's drink" and "snippet" in results[0]
     doc = ana.call("knowledge_get", id=written["id"])
@@ -198,9 +201,13 @@ def test_unknown_arguments_are_errors_and_author_doc_type_filter(ana: Mcp, db: P
     with library(db) as kb:
         kb.workspace("ana").add("memo by zed about otters", author="zed", doc_type="memo")
         kb.workspace("ana").add("email by amy about otters", author="amy", doc_type="email")
-    found = ana.call("knowledge_search", query="otters", mode="keyword", author=["zed"])
+    found = ana.call(
+        "knowledge_search", query="otters", mode="keyword", author=["zed"], min_score=0
+    )
     assert [r["author"] for r in found["results"]] == ["zed"]
-    found = ana.call("knowledge_search", query="otters", mode="keyword", doc_type=["email"])
+    found = ana.call(
+        "knowledge_search", query="otters", mode="keyword", doc_type=["email"], min_score=0
+    )
     assert [r["author"] for r in found["results"]] == ["amy"]
 
 
@@ -221,7 +228,8 @@ def test_session_items_are_invisible_to_other_sessions(ana: Mcp, ana_other_sessi
 
 
 def test_global_items_are_read_but_not_written_without_the_right(ana: Mcp) -> None:
-    results = ana.call("knowledge_search", query="office wifi", mode="keyword")["results"]
+    query = {"query": "office wifi", "mode": "keyword", "min_score": 0}
+    results = ana.call("knowledge_search", **query)["results"]
     assert [r["scope"] for r in results] == ["global"]
     message = ana.fail("knowledge_write", text="a global claim", scope="global")
     assert "forbidden: this caller may not write global items" in message
@@ -275,7 +283,7 @@ def test_link_expand_and_delete(ana: Mcp) -> None:
     edge = ana.call("knowledge_link", src=decision, dst=evidence, type="derived_from")
     assert (edge["src"], edge["dst"], edge["type"]) == (decision, evidence, "derived_from")
     # Keyword mode: the hash test embedder finds some likeness in anything.
-    query = {"query": "cache decision", "mode": "keyword"}
+    query = {"query": "cache decision", "mode": "keyword", "min_score": 0}
     assert evidence not in [r["id"] for r in ana.call("knowledge_search", **query)["results"]]
     results = ana.call("knowledge_search", expand=1, **query)["results"]
     linked = {r["id"]: r.get("linked_from") for r in results}
@@ -353,14 +361,16 @@ def test_memory_tools_upsert_rerank_clusters_and_hard_delete(ana: Mcp) -> None:
     assert ana.call("knowledge_get", id=first["id"])["tags"] == ["t"]
     hidden = ana.call("knowledge_write", text="secret index free note", index="none")
     assert ana.call("knowledge_search", query="secret index free", mode="keyword")["results"] == []
-    found = ana.call("knowledge_search", query="bo music jazz", rerank="memory")["results"]
+    found = ana.call("knowledge_search", query="bo music jazz", rerank="memory", min_score=0)[
+        "results"
+    ]
     assert found[0]["id"] == first["id"]
     made = ana.call("knowledge_cluster", action="create", name="bo", ids=[first["id"]])
     assert made["members"] == [first["id"]]
     ana.call("knowledge_cluster", action="decide", cluster_id=made["id"], decision="ask bo")
     got = ana.call("knowledge_cluster", action="get", cluster_id=made["id"])
     assert got["decision_log"][0]["author_tier"] == "llm"
-    inside = ana.call("knowledge_search", query="jazz", cluster=made["id"])["results"]
+    inside = ana.call("knowledge_search", query="jazz", cluster=made["id"], min_score=0)["results"]
     assert [r["id"] for r in inside] == [first["id"]]
     gone = ana.call("knowledge_delete", id=hidden["id"], permanent=True)
     assert gone["deleted"] is True
@@ -376,10 +386,14 @@ def test_the_model_writes_its_own_variants(ana: Mcp) -> None:
     assert "variants" in search.input_schema["properties"]
     assert "rephras" in search.input_schema["properties"]["variants"]["description"]
     ana.call("knowledge_write", text="Bo's birthday is on the 3rd of May", source="chat")
-    plain = ana.call("knowledge_search", query="when to send a card", mode="keyword")
+    plain = ana.call("knowledge_search", query="when to send a card", mode="keyword", min_score=0)
     assert plain["results"] == [] and "variants" not in plain
     found = ana.call(
-        "knowledge_search", query="when to send a card", mode="keyword", variants=["birthday"]
+        "knowledge_search",
+        query="when to send a card",
+        mode="keyword",
+        variants=["birthday"],
+        min_score=0,
     )
     assert found["variants"] == ["birthday"]
     assert "birthday" in found["results"][0]["snippet"]
@@ -417,7 +431,7 @@ def test_agent_writes_over_the_token_limit_are_refused(tmp_path: Path) -> None:
         assert "max_content_tokens" in message and "at most 50" in message
         for i in range(10):
             mcp.call("knowledge_write", text=f"note {i} about the garden " + "x" * 150)
-        reply = mcp.call("knowledge_search", query="garden note", limit=10)
+        reply = mcp.call("knowledge_search", query="garden note", limit=10, min_score=0)
         from trove.limits import count
 
         assert sum(count(json_dumps(r)) for r in reply["results"]) <= 200
@@ -520,3 +534,24 @@ def test_listeners_of_the_2026_protocol_hear_changes_too(tmp_path: Path) -> None
 
     with connected(session) as mcp:
         assert mcp.portal.call(heard, mcp.session) == KNOWLEDGE_URI
+
+
+def test_search_has_a_floor_and_a_token_budget_by_default(ana: Mcp) -> None:
+    schema = ana.tools()["knowledge_search"]
+    properties = schema.input_schema["properties"]
+    assert properties["min_score"]["default"] == FLOOR
+    assert properties["max_tokens"]["default"] == MCP_TOKENS
+    assert "0.3" in (schema.description or "") and "2000" in (schema.description or "")
+    ana.call("knowledge_write", text="Herons fish at dawn. " * 300, title="Herons")
+    found = ana.call("knowledge_search", query="herons fish", mode="keyword", min_score=0)
+    assert found["tokens"]["budget"] == MCP_TOKENS
+    assert found["tokens"]["counter"] in ("estimate", "tiktoken:cl100k_base")
+    (hit,) = [r for r in found["results"] if r["title"] == "Herons"]
+    assert hit["text"].startswith("Herons fish")
+    small = ana.call(
+        "knowledge_search", query="herons", mode="keyword", max_tokens=60, min_score=0
+    )
+    assert small["results"][0]["truncated"] is True
+    everything = ana.call("knowledge_search", query="dawn", min_score=0)["results"]
+    floored = ana.call("knowledge_search", query="dawn")["results"]
+    assert all(r["score"] >= FLOOR for r in floored) and len(everything) >= len(floored)

@@ -211,9 +211,9 @@ def test_cli_search_rerank_and_cluster(tmp_path: Any) -> None:
         kb.add("tea notes two")
         cluster = kb.clusters.create("drinks", members=[a])
     run = CliRunner().invoke
-    ranked = run(cli, ["--db", db, "search", "tea", "--rerank", "memory", "--json"])
+    ranked = run(cli, ["--db", db, "search", "tea", "--rerank", "memory", "--json", "--all"])
     assert ranked.exit_code == 0 and json.loads(ranked.output)[0]["doc_id"] == a
-    inside = run(cli, ["--db", db, "search", "tea", "--cluster", cluster.id, "--json"])
+    inside = run(cli, ["--db", db, "search", "tea", "--cluster", cluster.id, "--json", "--all"])
     assert [h["doc_id"] for h in json.loads(inside.output)] == [a]
 
 

@@ -21,6 +21,7 @@ from ..backends.postgres_url import is_postgres, redact
 from ..errors import NotFound, TroveError
 from ..models import Hit
 from ..search import snippet
+from ..search.calibration import FLOOR
 from .argv import reorder
 from .guard import error_code
 
@@ -224,26 +225,47 @@ def add(
     default=None,
     help="Show every member of a duplicate group, not only its canonical document.",
 )
+@click.option(
+    "--min-score",
+    type=click.FloatRange(0, 1),
+    help=f"Hide hits scoring below this (default {FLOOR}; scores estimate relevance).",
+)
+@click.option("--all", "show_all", is_flag=True, help="Show weak hits too (no floor).")
+@click.option("--text", "with_text", is_flag=True, help="Print each hit's best chunk in full.")
+@click.option("--context", type=click.IntRange(0, 10), default=0, help="Chunks around it.")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Fit hits in this many tokens.")
 @json_option
 @click.pass_context
 def search(
-    ctx: click.Context, query: str, meta: tuple[str, ...], as_json: bool, **options: Any
+    ctx: click.Context,
+    query: str,
+    meta: tuple[str, ...],
+    as_json: bool,
+    min_score: float | None,
+    show_all: bool,
+    **options: Any,
 ) -> None:
-    """Search the store; one line per document, best first."""
+    """Search the store; one line per document, best first.
+
+    Hits scoring below the floor (--min-score, default 0.3) are hidden and counted;
+    --all shows them."""
     filters = {k: v for k, v in options.items() if v not in ((), None)}
     if meta:
         filters["metadata"] = _pairs(meta, "--meta")
     if filters.get("expand") == "off":
         filters["expand"] = 0
     with open_store(ctx, create=False) as kb:
-        hits = kb.search(query, **filters)
-    if getattr(hits, "degraded", None):
-        errors.print(f"warning: not expanded ({hits.warning})")
+        found = kb.search(query, **filters)
+    if getattr(found, "degraded", None):
+        errors.print(f"warning: not expanded ({found.warning})")
+    floor = 0.0 if show_all else FLOOR if min_score is None else min_score
+    hits = [hit for hit in found if hit.score >= floor]
     if as_json:
         emit([hit.to_dict() for hit in hits])
         return
+    hidden = len(found) - len(hits)
     if not hits:
-        errors.print("no results")
+        errors.print("no results" if not hidden else "no good matches")
     for rank, hit in enumerate(hits, 1):
         _print_hit(rank, hit)
         if hit.explain:
@@ -255,6 +277,10 @@ def search(
             if "found_by" in hit.explain:
                 parts.append(f"found by {hit.explain['found_by']!r}")
             console.print(Text("    " + ", ".join(parts), style="dim"))
+    if hidden:
+        errors.print(
+            f"{hidden} weaker hit{'s' if hidden > 1 else ''} below {floor} hidden (--all)"
+        )
 
 
 def _print_hit(rank: int, hit: Hit) -> None:
@@ -271,6 +297,12 @@ def _print_hit(rank: int, hit: Hit) -> None:
         for i, part in enumerate(parts):
             body.append(part, style="bold yellow" if i % 2 else "")
     console.print(body)
+    if hit.text is not None:
+        heading = f"[{hit.chunk.heading}] " if hit.chunk.heading else ""
+        mark = " [truncated]" if hit.truncated else ""
+        console.print(Text(f"    {heading}{hit.text}{mark}"))
+        for around in hit.context or []:
+            console.print(Text(f"    ({around['position']}) {around['text']}", style="dim"))
 
 
 @cli.command()

@@ -123,6 +123,14 @@ class SearchBody(_Body):
     vector: list[float] | None = Field(None, description="Your own query embedding.")
     cluster: str | None = Field(None, description="Only members of this cluster.")
     collapse_duplicates: bool = Field(True, description="One hit per duplicate group.")
+    min_score: float | None = Field(
+        None, ge=0, le=1, description="Leave out hits scoring below this (default: none)."
+    )
+    with_text: bool = Field(False, description="Each hit carries its best chunk's text.")
+    context: int = Field(0, ge=0, le=10, description="Also this many chunks around it.")
+    max_tokens: int | None = Field(
+        None, ge=1, description="As many hits with text as fit in this many tokens."
+    )
 
 
 class LinkBody(_Body):

@@ -20,6 +20,8 @@ from ..errors import MissingDependency, TroveError
 from ..limits import fit
 from ..models import Document, Hit
 from ..probe import MAX_PAIRS, probe
+from ..search import budget
+from ..search.calibration import MCP_FLOOR
 from ..search.variants import MAX_VARIANTS
 from ..store import Store
 from ..workspace import Workspace
@@ -43,6 +45,8 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 AUTHOR_TIER = "llm"
 # Items in knowledge_list are previews; knowledge_get returns the whole text.
 LIST_PREVIEW_CHARS = 500
+# knowledge_search's default token budget: results fill about this much of a context.
+MCP_TOKENS = 2000
 INSTRUCTIONS = """\
 A long-term memory and knowledge base shared across conversations. Search it before \
 answering questions about past decisions, preferences, people or projects \
@@ -251,12 +255,40 @@ class KnowledgeTools:
             list[float] | None,
             Field(description="Search by your own query embedding instead of the words."),
         ] = None,
+        min_score: Annotated[
+            float,
+            Field(
+                ge=0,
+                le=1,
+                description="Leave out results scoring below this (a score estimates the "
+                f"chance a result is relevant; default {MCP_FLOOR}, 0 for everything).",
+            ),
+        ] = MCP_FLOOR,
+        max_tokens: Annotated[
+            int,
+            Field(
+                ge=50,
+                le=50_000,
+                description="Return as many results, with their text, as fit in this "
+                f"many tokens (default {MCP_TOKENS}); the last one may be cut and marked "
+                "truncated.",
+            ),
+        ] = MCP_TOKENS,
+        context: Annotated[
+            int, Field(ge=0, le=10, description="Also return this many chunks around each.")
+        ] = 0,
     ) -> dict[str, Any]:
         """Search this workspace's knowledge by words and meaning, best first. Each result
-        has an id, title and snippet («…» marks matches); knowledge_get reads one in full.
-        You can expand a query yourself: pass rephrasings in variants."""
+        has an id, a score (the estimated chance it is relevant, 0 to 1), title, snippet
+        («…» marks matches) and the text of its best passage with its heading; results
+        below min_score (default 0.3) are left out and the text fits in max_tokens
+        (default 2000). knowledge_get reads one in full. You can expand a query yourself:
+        pass rephrasings in variants."""
         options = _given(
             variants=variants,
+            min_score=min_score,
+            max_tokens=min(max_tokens, self.config.max_result_tokens),
+            context=context,
             limit=limit,
             tags=tags,
             scope=scope,
@@ -279,7 +311,12 @@ class KnowledgeTools:
             hits = ws.search(query, **options)
         # Never more than the server's result budget: whole results, best first.
         results, cut = fit([_hit(hit) for hit in hits], self.config.max_result_tokens)
-        reply: dict[str, Any] = {"results": results, **getattr(hits, "meta", dict)()}
+        tokens = {"budget": max_tokens, "counter": budget.counter().name}
+        reply: dict[str, Any] = {
+            "results": results,
+            "tokens": tokens,
+            **getattr(hits, "meta", dict)(),
+        }
         if cut:
             reply["truncated"] = f"results cut to fit {self.config.max_result_tokens} tokens"
         return reply
@@ -528,6 +565,8 @@ def _compact(data: dict[str, Any]) -> dict[str, Any]:
 def _hit(hit: Hit) -> dict[str, Any]:
     data = hit.to_dict()
     del data["doc_id"], data["chunk"]  # character offsets mean nothing to a model
+    if hit.chunk.heading:
+        data["heading"] = hit.chunk.heading
     data["score"] = round(hit.score, 4)
     return {"id": hit.doc_id, **_compact(data)}
 

@@ -92,6 +92,12 @@ class ParsedQuery:
     raw_cjk: bool = False
 
     @property
+    def length(self) -> int:
+        """How many terms the query has: its words and its CJK bigrams (at least one per
+        segment)."""
+        return len(self.words) + sum(max(1, len(segment) - 1) for segment in self.cjk)
+
+    @property
     def empty(self) -> bool:
         return not (self.words or self.cjk or self.raw)
 

@@ -93,10 +93,25 @@ class Fused:
     parts: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def explain(
-        self, fusion: str, weights: dict[str, float], dropped: Sequence[str] = ()
+        self,
+        fusion: str,
+        weights: dict[str, float],
+        dropped: Sequence[str] = (),
+        calibration: str = "",
+        features: Sequence[float] = (),
     ) -> dict[str, Any]:
+        """The legs' raw ranks and scores, the fused (uncalibrated) score, what the
+        calibration saw (its model and feature vector, for bench/calibrate.py), and the
+        query words a long query left out (``dropped_terms``)."""
         extra = {"dropped_terms": list(dropped)} if dropped else {}
-        return {"fusion": fusion, "weights": weights, **self.parts, **extra}
+        return {
+            "fusion": fusion,
+            "weights": weights,
+            **self.parts,
+            "raw_score": self.score,
+            "calibration": {"model": calibration, "features": list(features)},
+            **extra,
+        }
 
 
 def fuse(

@@ -1,0 +1,83 @@
+"""Nonsense queries against the CLI's default floor: how often does one still show a hit?
+
+    python bench/nonsense.py
+
+200 queries (seeded): 50 of 2-4 random English words, 50 random Latin strings, 50 of 2-3
+random Chinese words, 50 random strings of CJK characters. The English words are drawn
+from the SciFact corpus's vocabulary and the Chinese words from CMRC 2018's (words the
+stores know, the hard case), each query run in the default (hybrid) mode against the
+SciFact store (bench/.cache, default embedder) and the sample notes, as ``trove search``
+does. A query "shows a hit" when any of its top 10 scores at least the CLI's floor.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import _data
+import trove
+from quality import CACHE
+from trove.search.calibration import FLOOR
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "notes"
+
+
+def vocabulary(name: str, pattern: str, size: int) -> list[str]:
+    counts: Counter[str] = Counter()
+    for doc in _data.corpus(name):
+        counts.update(re.findall(pattern, doc["text"].lower()))
+    return [w for w, n in counts.most_common(size * 3)[size // 10 :] if n > 2][:size]
+
+
+def queries(seed: int = 15) -> dict[str, list[str]]:
+    rng = random.Random(seed)
+    english = vocabulary("scifact", r"[a-z]{4,12}", 20_000)
+    chinese = vocabulary("cmrc2018", r"[\u4e00-\u9fff]{2}", 20_000)
+    latin = string.ascii_lowercase + string.digits
+    return {
+        "random English words": [
+            " ".join(rng.sample(english, rng.randint(2, 4))) for _ in range(50)
+        ],
+        "random Latin strings": [
+            "".join(rng.choices(latin, k=rng.randint(6, 16))) for _ in range(50)
+        ],
+        "random Chinese words": [
+            "".join(rng.sample(chinese, rng.randint(2, 3))) for _ in range(50)
+        ],
+        "random CJK strings": [
+            "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(rng.randint(3, 8)))
+            for _ in range(50)
+        ],
+    }
+
+
+def shown(kb: trove.Store, query: str) -> bool:
+    return any(hit.score >= FLOOR for hit in kb.search(query, limit=10))
+
+
+def main() -> None:
+    print(f"machine: {_data.machine()}  floor: {FLOOR}")
+    sets = queries()
+    with tempfile.TemporaryDirectory() as tmp:
+        notes = Path(tmp) / "notes.db"
+        with trove.open(notes) as kb:
+            kb.ingest(SAMPLES)
+        for label, path in (("SciFact", CACHE / "scifact-default.db"), ("sample notes", notes)):
+            total_hidden = 0
+            with trove.open(path) as kb:
+                for kind, items in sets.items():
+                    hidden = sum(not shown(kb, q) for q in items)
+                    total_hidden += hidden
+                    print(f"{label:<13} {kind:<21} no hit shown for {hidden}/{len(items)}")
+            print(
+                f"{label:<13} all 200 nonsense queries: no hit shown for {total_hidden / 2:.1f}%"
+            )
+
+
+if __name__ == "__main__":
+    main()

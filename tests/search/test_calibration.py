@@ -1,0 +1,94 @@
+"""Calibrated scores: probabilities in [0, 1] in every mode, no reordering, cut-offs."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import trove
+from trove.errors import InvalidQuery
+from trove.search import calibration
+from trove.search.calibration import QueryInfo
+
+NOTES = [
+    (
+        "Why we dropped Redis",
+        "We dropped Redis in October: the cache saved little and cost a lot.",
+    ),
+    ("Sourdough", "Feed the starter the night before; mix flour and water, rest an hour."),
+    ("Standup", "Ana benchmarks hybrid search; Bo finished the PDF reader."),
+    ("Incident", "A configuration change lowered the connection pool of the search API."),
+]
+
+
+@pytest.fixture
+def notes(store_target: str):
+    with trove.open(store_target, embedder="hash:64") as kb:
+        for title, text in NOTES:
+            kb.add(text, title=title, source="notes", source_id=title)
+        yield kb
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_scores_are_probabilities_in_every_mode(notes: trove.Store, mode: str) -> None:
+    for query in ("why did we drop redis", "flour water", "zzqx kkv", "数据库"):
+        hits = notes.search(query, mode=mode, limit=10, explain=True)
+        assert all(0.0 <= h.score <= 1.0 for h in hits)
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True)
+        for hit in hits:  # the retrievers' own scores stay in explain
+            assert hit.explain is not None and "raw_score" in hit.explain
+            assert hit.explain["calibration"]["model"]
+
+
+def test_calibration_keeps_the_fused_order(notes: trove.Store) -> None:
+    hits = notes.search("search redis pool", mode="hybrid", limit=10, explain=True)
+    raw = [h.explain["raw_score"] for h in hits if h.explain]
+    assert raw == sorted(raw, reverse=True)
+
+
+def test_a_lone_keyword_hit_is_not_scored_zero(notes: trove.Store) -> None:
+    (hit,) = notes.search("sourdough", mode="keyword")
+    assert hit.score > 0.0
+
+
+def test_min_score_cuts_weak_hits_and_is_checked(notes: trove.Store) -> None:
+    everything = notes.search("redis search", limit=10)
+    floor = everything[0].score
+    kept = notes.search("redis search", limit=10, min_score=floor)
+    assert kept and all(h.score >= floor for h in kept)
+    assert len(kept) < len(everything) or all(h.score == floor for h in everything)
+    assert notes.search("redis search", min_score=1.0) == [] or floor == 1.0
+    for bad in (-0.1, 1.5, "high", True):
+        with pytest.raises(InvalidQuery, match="min_score"):
+            notes.search("redis", min_score=bad)
+
+
+def test_a_document_can_ask_for_a_strong_match(notes: trove.Store) -> None:
+    shy = notes.add("Redis notes kept for the record.", metadata={"min_score": 1.0})
+    assert shy not in [h.doc_id for h in notes.search("redis", limit=10)]
+    loud = notes.add("Redis notes for everyone.", metadata={"min_score": 0.0})
+    assert loud in [h.doc_id for h in notes.search("redis", limit=10)]
+
+
+def test_the_shipped_calibration_is_small_and_versioned() -> None:
+    data = json.loads(calibration.MODEL_FILE.read_text(encoding="utf-8"))
+    assert data["features_version"] == calibration.FEATURES_VERSION
+    assert calibration.MODEL_FILE.stat().st_size < 20_000
+    assert "keyword" in data["models"]
+
+
+def test_monotone_never_reorders_and_clamps() -> None:
+    assert calibration.monotone([0.2, 0.9, 0.1, 1.5, -1.0]) == [0.2, 0.199999, 0.1, 0.099999, 0.0]
+
+
+def test_features_of_an_absent_leg_sit_below_the_deepest_rank() -> None:
+    info = QueryInfo(terms=3, cjk=False)
+    parts = {"keyword": {"rank": 1, "score": 5.0}}
+    row = calibration.features(
+        parts, {"keyword": 5.0, "semantic": 0.8}, ["keyword", "semantic"], info, 1
+    )
+    assert row[:4] == [1.0, math.log1p(5.0), 1.0, 0.0]
+    assert row[4:8] == [0.0, 0.0, 0.0, math.log(201.0)]

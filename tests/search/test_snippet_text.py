@@ -1,0 +1,62 @@
+"""Snippets from clean text: no front matter, no markup, comments not searchable."""
+
+from __future__ import annotations
+
+import trove
+from trove.search.snippet_text import clean, mask
+
+NOTE = """---
+title: Cache decision
+author: ana
+tags: [infra, redis]
+---
+# Why we dropped Redis
+
+We **dropped** [[Redis|the Redis cache]] after the [review](docs/review.md).
+<!-- secret: the budget spreadsheet lives in finance -->
+
+| option | cost |
+|---|---|
+| redis | high |
+"""
+
+
+def test_front_matter_is_never_indexed_nor_shown(kb: trove.Store, tmp_path) -> None:
+    (tmp_path / "cache.md").write_text(NOTE, encoding="utf-8")
+    kb.ingest(tmp_path)
+    assert kb.search("title author tags") == []  # its keys match nothing
+    (hit,) = kb.search("dropped redis")
+    assert "---" not in hit.snippet and "author:" not in hit.snippet
+    assert hit.title == "Cache decision" and "infra" in hit.tags  # values fill fields
+    assert kb.get(hit.doc_id).text == NOTE  # get stays byte-exact
+
+
+def test_html_comments_are_not_searchable(kb: trove.Store, tmp_path) -> None:
+    (tmp_path / "cache.md").write_text(NOTE, encoding="utf-8")
+    kb.ingest(tmp_path)
+    assert kb.search("spreadsheet finance") == []
+
+
+def test_snippets_and_text_have_no_markdown_markup(kb: trove.Store, tmp_path) -> None:
+    (tmp_path / "cache.md").write_text(NOTE, encoding="utf-8")
+    kb.ingest(tmp_path)
+    (hit,) = kb.search("dropped review", with_text=True)
+    for shown in (hit.snippet, hit.text or ""):
+        for markup in ("**", "[[", "]]", "](", "|", "<!--"):
+            assert markup not in shown, (markup, shown)
+    assert "the Redis cache" in (hit.text or "")
+
+
+def test_mask_keeps_offsets_and_lines() -> None:
+    masked = mask(NOTE, "markdown")
+    assert len(masked) == len(NOTE) and masked.count("\n") == NOTE.count("\n")
+    assert "author" not in masked and "secret" not in masked
+    assert mask(NOTE, "text") == NOTE  # only Markdown has front matter
+
+
+def test_clean_strips_markup() -> None:
+    assert clean("We **dropped** [[Redis]] via [the review](x.md).") == (
+        "We dropped Redis via the review."
+    )
+    assert clean("| a | b |\n|---|---|\n| 1 | 2 |") == "a b 1 2"
+    assert clean("a <!-- hidden --> b") == "a b"
