@@ -18,7 +18,7 @@ from .embedding import AUTO, EmbedderSpec, Vectorizer
 from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
-from .models import Chunk, Document, Edge, Hit, Page, Stats
+from .models import MODES, Chunk, Document, Edge, Hit, Page, Stats
 from .search import snippet
 from .search.filters import Filters
 from .search.query import ParsedQuery, parse
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from .ingest.walk import IngestReport
     from .workspace import Workspace
 
-MODES = ("keyword", "semantic", "hybrid")
 # Hybrid: each retriever contributes its top documents to the fusion.
 _FUSION_DEPTH = 200
 # The keyword leg's convex weight (the semantic leg's is 1 minus it), chosen on the train
