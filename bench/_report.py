@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import _coldstart_report
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 DOCS = ROOT / "docs"
@@ -29,6 +31,10 @@ def write() -> None:
     if scale:
         parts.append(_scale(scale))
         _plot_scale(scale, DOCS / "scale-latency.png")
+    coldstart = _load("coldstart.json")
+    if coldstart:
+        parts.append(_coldstart_report.section(coldstart))
+        _coldstart_report.plot(coldstart, DOCS / "coldstart.png")
     (DOCS / "benchmarks.md").write_text("\n".join(parts), encoding="utf-8")
 
 

@@ -26,6 +26,7 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -110,15 +111,59 @@ def commands(path: Path, query: str) -> dict[str, list[str]]:
     }
 
 
-def measure(path: Path, repeat: int) -> dict[str, float]:
+# A process that opens the store, warms it (as a server does) and answers queries, then
+# reports its proportional set size: shared pages count a share to each process.
+_SERVE = """
+import sys, time, trove
+with trove.open(sys.argv[1]) as kb:
+    kb.warm()
+    for q in ("vitamin d", "cancer risk", "protein folding", "gene expression"):
+        kb.search(q, mode="hybrid")
+    print("ready", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def measure(path: Path, repeat: int, skip: tuple[str, ...] = ()) -> dict[str, float]:
     queries = list(_data.queries("scifact", "test").values())
     runs: dict[str, list[float]] = {}
     load_before = os.getloadavg()[0]
     for r in range(repeat):
         for name, argv in commands(path, queries[r % len(queries)]).items():
-            runs.setdefault(name, []).append(timed(argv))
+            if name not in skip:
+                runs.setdefault(name, []).append(timed(argv))
     row = {name: statistics.median(values) for name, values in runs.items()}
     return {**row, "load_before": load_before, "load_after": os.getloadavg()[0]}
+
+
+def cache_dir(path: Path) -> Path:
+    return Path(f"{path}.trove-index")
+
+
+def shared(path: Path, processes: int) -> dict[str, float]:
+    """Total PSS and RSS (MB) of ``processes`` warm processes serving the store."""
+    python = str(_BIN / "python")
+    runs = [
+        subprocess.Popen(
+            [python, "-c", _SERVE, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
+    for run in runs:
+        assert run.stdout is not None and run.stdout.readline().strip() == "ready"
+    pss = rss = 0.0
+    for run in runs:
+        for line in Path(f"/proc/{run.pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                pss += int(line.split()[1]) / 1024
+            elif line.startswith("Rss:"):
+                rss += int(line.split()[1]) / 1024
+    for run in runs:
+        run.communicate("\n")
+    return {"processes": processes, "pss_total_mb": pss, "rss_total_mb": rss}
 
 
 def main() -> None:
@@ -127,6 +172,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--rebuild", action="store_true", help="build the stores again")
     parser.add_argument("--label", default="", help="a name for this run (e.g. baseline)")
+    parser.add_argument(
+        "--cached", action="store_true", help="also measure with the index cache in place"
+    )
+    parser.add_argument(
+        "--shared", type=int, default=0, metavar="N", help="total PSS of N serving processes"
+    )
     parser.add_argument("--report", action="store_true", help="only rewrite the docs")
     args = parser.parse_args()
     if args.report:
@@ -139,7 +190,16 @@ def main() -> None:
         row: dict[str, object] = {"chunks": n, "label": args.label}
         if args.rebuild or not path.exists():
             row.update(build(path, n))
+        if cache_dir(path).exists():
+            shutil.rmtree(cache_dir(path))
         row.update(measure(path, args.repeat))
+        if args.cached:  # a store that a server or `Store.warm()` has opened before
+            warm = [str(_BIN / "python"), "-c", f"import trove; trove.open({str(path)!r}).warm()"]
+            row["warm_s"] = timed(warm)
+            cached = measure(path, args.repeat, skip=("import_s", "help_s", "sqlite_vec_s"))
+            row.update({f"cached_{k}": v for k, v in cached.items()})
+        if args.shared:
+            row.update(shared(path, args.shared))
         row.update(machine=_data.machine(), date=time.strftime("%Y-%m-%d %H:%M"))
         print(json.dumps(row))
         results["runs"].append(row)

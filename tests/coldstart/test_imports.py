@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,14 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError):
         trove.no_such_name  # noqa: B018
+
+
+def test_opening_a_store_does_not_scan_installed_packages_for_plugins(tmp_path: Path) -> None:
+    code = (
+        "import sys, trove\n"
+        f"with trove.open({str(tmp_path / 'kb.db')!r}, embedder='hash:16') as kb:\n"
+        "    kb.add('alpha beta'); kb.search('alpha')\n"
+        "print('importlib.metadata' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == "False"
