@@ -111,6 +111,7 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
 
     def close(self) -> None:
         self._words.close()
+        self.close_vectors()
         self.conn.close()
 
     def warm(self) -> None:

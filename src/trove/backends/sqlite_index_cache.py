@@ -140,7 +140,7 @@ def save(backend: SQLiteBackend, lock: EmbedderLock, index: VectorIndex) -> bool
         with backend.transaction():
             backend.set_meta(EPOCH_KEY, epoch)
             os.replace(tmp, path)
-    except (OSError, apsw.ReadOnlyError, apsw.CantOpenError, apsw.BusyError):
+    except (OSError, apsw.Error):  # read-only, busy, closed meanwhile: no cache this time
         with contextlib.suppress(OSError):
             tmp.unlink()
         return False

@@ -56,6 +56,7 @@ class SemanticSearcher:
         self._loader: threading.Thread | None = None
         self._queries = 0
         self._cache_tried = False
+        self._stop = threading.Event()
 
     def added(self, chunk_ids: Sequence[int], vectors: np.ndarray) -> None:
         """This process wrote vectors (after commit)."""
@@ -76,6 +77,14 @@ class SemanticSearcher:
     def warm(self) -> None:
         """Load (or catch up) the index now, from its cache or else from the file."""
         self._current()
+
+    def close(self, *, wait: bool = True) -> None:
+        """A background load stops at its next batch (the store is closing, or this
+        searcher is replaced); ``wait`` for it to end."""
+        self._stop.set()
+        loader = self._loader
+        if wait and loader is not None and loader is not threading.current_thread():
+            loader.join()
 
     @property
     def ready(self) -> bool:
@@ -149,7 +158,7 @@ class SemanticSearcher:
             return self._index
 
     def _load_quietly(self) -> None:
-        with contextlib.suppress(apsw.Error):  # the store closed underneath
+        with contextlib.suppress(apsw.Error, _Stopped):  # the store is closing
             index = self._load()
             with self._guard:
                 if self._index is not None:
@@ -170,6 +179,8 @@ class SemanticSearcher:
     def _load(self) -> VectorIndex:
         index = VectorIndex(self.lock.dimension)
         for ids, vectors in self.backend.iter_vectors(self.lock.table):
+            if self._stop.is_set():
+                raise _Stopped
             index.add(ids, vectors)
         return index
 
@@ -181,3 +192,7 @@ class SemanticSearcher:
         newest = int(known.max()) if len(known) else 0
         for ids, vectors in self.backend.iter_vectors(self.lock.table, after=newest):
             index.add(ids, vectors)
+
+
+class _Stopped(Exception):
+    """The store is closing: a background load gives up."""
