@@ -95,7 +95,12 @@ def plot(results: dict[str, Any], path: Path) -> None:
     ]
     for key, label, colour, style in series:
         ax.plot(sizes, [latest[n][key] for n in sizes], style, color=colour, label=label)
+    before = [r for r in results.get("runs", []) if r.get("label", "").startswith("baseline")]
+    if before:
+        ax.plot([r["chunks"] for r in before], [r["hybrid_s"] for r in before], "kx",
+                label="trove hybrid before issue 14 (ebdf9d5), load in the table")  # fmt: skip
     ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel("chunks in the store")
     ax.set_ylabel("fresh process, exec to answer (s)")
     loads = ", ".join(f"{latest[n]['load_before']:.1f}" for n in sizes)
