@@ -23,15 +23,18 @@ def section(results: dict[str, Any]) -> str:
     header = "| run | chunks | load | " + " | ".join(title for _, title in COLUMNS) + " |"
     rows = [header, "|" + "---|" * (len(COLUMNS) + 3)]
     for run in runs:
+        if "import_s" not in run:
+            continue  # a memory-only run (below)
         load = f"{run['load_before']:.1f}–{run['load_after']:.1f}"
         cells = [_seconds(run.get(key)) for key, _ in COLUMNS]
         label = run.get("label", "")
         rows.append(f"| {label} | {run['chunks']:,} | {load} | {' | '.join(cells)} |")
     shared = [r for r in runs if "pss_total_mb" in r]
     memory = "\n".join(
-        f"- {r['label']}, {r['chunks']:,} chunks: {r['processes']} warm processes serving "
-        f"one store hold {r['pss_total_mb']:.0f} MB in total (proportional set size; "
-        f"{r['rss_total_mb']:.0f} MB RSS, shared pages counted in each)."
+        f"- {r['label']}, {r['chunks']:,} chunks, load {r['load_before']:.1f}: "
+        f"{r['processes']} warm processes serving one store hold {r['pss_total_mb']:.0f} MB "
+        f"in total (proportional set size; {r['rss_total_mb']:.0f} MB RSS, shared pages "
+        f"counted in each)." + _served(r)
         for r in shared
     )
     builds = "\n".join(
@@ -65,6 +68,17 @@ Required on a quiet machine: `import trove` ≤ 0.1 s, `trove --help` ≤ 0.15 s
 
 ![first query against store size](coldstart.png)
 """
+
+
+def _served(run: dict[str, Any]) -> str:
+    if "serve_warm_s" not in run:
+        return ""
+    return (
+        f" The first of them: `warm()` {run['serve_warm_s']:.1f} s; then warm p50 keyword "
+        f"{run['serve_warm_keyword_p50_ms']:.1f} ms, semantic "
+        f"{run['serve_warm_semantic_p50_ms']:.1f} ms, hybrid "
+        f"{run['serve_warm_hybrid_p50_ms']:.1f} ms (55 SciFact claims, alone on the store)."
+    )
 
 
 def _seconds(value: float | None) -> str:

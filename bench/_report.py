@@ -59,6 +59,7 @@ Regenerate:
 pip install -e '.[eval,bench]'
 python bench/peers.py     # trove vs Chroma, LanceDB, sqlite-vec, bm25s (~15 min)
 python bench/scale.py     # 10k, 100k, 1M chunks (the 1M point takes hours)
+python bench/coldstart.py --cached --shared 4   # fresh-process times, shared memory
 python bench/scale.py --report   # only rewrite this page from bench/results/*.json
 ```
 """

@@ -114,12 +114,20 @@ def commands(path: Path, query: str) -> dict[str, list[str]]:
 # A process that opens the store, warms it (as a server does) and answers queries, then
 # reports its proportional set size: shared pages count a share to each process.
 _SERVE = """
-import sys, time, trove
+import json, statistics, sys, time, trove
+queries = json.loads(sys.argv[2])
 with trove.open(sys.argv[1]) as kb:
+    began = time.perf_counter()
     kb.warm()
-    for q in ("vitamin d", "cancer risk", "protein folding", "gene expression"):
-        kb.search(q, mode="hybrid")
-    print("ready", flush=True)
+    result = {"warm_s": time.perf_counter() - began}
+    for mode in ("keyword", "semantic", "hybrid"):
+        times = []
+        for q in queries:
+            began = time.perf_counter()
+            kb.search(q, mode=mode, limit=10)
+            times.append((time.perf_counter() - began) * 1000)
+        result[f"warm_{mode}_p50_ms"] = statistics.median(times[5:])
+    print(json.dumps(result), flush=True)
     sys.stdin.readline()
 """
 
@@ -141,19 +149,21 @@ def cache_dir(path: Path) -> Path:
 
 
 def shared(path: Path, processes: int) -> dict[str, float]:
-    """Total PSS and RSS (MB) of ``processes`` warm processes serving the store."""
+    """Total PSS and RSS (MB) of ``processes`` warm processes serving the store, started
+    one after another; and the first one's warm-up time and warm query latencies."""
     python = str(_BIN / "python")
-    runs = [
-        subprocess.Popen(
-            [python, "-c", _SERVE, str(path)],
+    queries = json.dumps(list(_data.queries("scifact", "test").values())[:60])
+    runs, served = [], []
+    for _ in range(processes):
+        run = subprocess.Popen(
+            [python, "-c", _SERVE, str(path), queries],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
-        for _ in range(processes)
-    ]
-    for run in runs:
-        assert run.stdout is not None and run.stdout.readline().strip() == "ready"
+        assert run.stdout is not None
+        served.append(json.loads(run.stdout.readline()))
+        runs.append(run)
     pss = rss = 0.0
     for run in runs:
         for line in Path(f"/proc/{run.pid}/smaps_rollup").read_text().splitlines():
@@ -163,7 +173,8 @@ def shared(path: Path, processes: int) -> dict[str, float]:
                 rss += int(line.split()[1]) / 1024
     for run in runs:
         run.communicate("\n")
-    return {"processes": processes, "pss_total_mb": pss, "rss_total_mb": rss}
+    first = {f"serve_{k}": v for k, v in served[0].items()}
+    return {"processes": processes, "pss_total_mb": pss, "rss_total_mb": rss, **first}
 
 
 def main() -> None:

@@ -85,7 +85,7 @@ def test_warm_saves_a_cache_that_a_fresh_open_maps(db_path: Path) -> None:
         kb.search("alpha", mode="semantic")
         index = _searcher(kb)._index
         assert isinstance(index, LayeredIndex)
-        assert isinstance(index.base._codes, np.memmap)  # mapped, not copied
+        assert isinstance(index.base._codes.base, np.memmap)  # mapped, not copied
         assert len(index.overlay) == 0
     assert _answers(db_path) == truth
 

@@ -58,7 +58,7 @@ def test_warm_saves_the_cache_and_a_fresh_warm_maps_it(db_path: Path) -> None:
     first, _ = _warm_answers(db_path)
     assert cache_path(str(db_path)).exists()
     again, index = _warm_answers(db_path)
-    assert isinstance(index._segments[0].rows, np.memmap)  # type: ignore[attr-defined]
+    assert isinstance(index._segments[0].rows.base, np.memmap)  # type: ignore[attr-defined]
     assert again == first
 
 
@@ -78,7 +78,7 @@ def test_writes_after_the_save_are_indexed_and_deletions_gone(db_path: Path) -> 
         kb.delete(gone)
         kb.purge()
     ranked, index = _warm_answers(db_path)
-    assert isinstance(index._segments[0].rows, np.memmap)  # type: ignore[attr-defined]
+    assert isinstance(index._segments[0].rows.base, np.memmap)  # type: ignore[attr-defined]
     ids = [d for d, _ in ranked[0]]
     assert new in ids and gone not in ids
     assert ranked == _truth(db_path)
@@ -94,7 +94,7 @@ def test_a_damaged_cache_is_ignored_then_replaced(db_path: Path, damage: str) ->
         {"truncate": data[: len(data) - 70], "foreign": b"y" * len(data), "empty": b""}[damage]
     )
     ranked, index = _warm_answers(db_path)
-    assert not isinstance(index._segments[0].rows, np.memmap)  # type: ignore[attr-defined]
+    assert not isinstance(index._segments[0].rows.base, np.memmap)  # type: ignore[attr-defined]
     assert path.read_bytes()[:8] == sqlite_word_cache.MAGIC  # replaced
     assert ranked == _truth(db_path)
 
@@ -121,5 +121,5 @@ def test_a_restored_older_store_ignores_the_newer_cache(db_path: Path, tmp_path:
     with trove.open(db_path, embedder=None) as kb:
         kb.add_many(_docs(5000, 100))  # reuses those ids for other text
     ranked, index = _warm_answers(db_path)
-    assert not isinstance(index._segments[0].rows, np.memmap)  # type: ignore[attr-defined]
+    assert not isinstance(index._segments[0].rows.base, np.memmap)  # type: ignore[attr-defined]
     assert ranked == _truth(db_path)
