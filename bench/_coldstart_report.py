@@ -109,7 +109,8 @@ def plot(results: dict[str, Any], path: Path) -> None:
     ]
     for key, label, colour, style in series:
         ax.plot(sizes, [latest[n][key] for n in sizes], style, color=colour, label=label)
-    before = [r for r in results.get("runs", []) if r.get("label", "").startswith("baseline")]
+    runs = [r for r in results.get("runs", []) if "hybrid_s" in r]
+    before = [r for r in runs if r.get("label", "").startswith("baseline")]
     if before:
         ax.plot([r["chunks"] for r in before], [r["hybrid_s"] for r in before], "kx",
                 label="trove hybrid before issue 14 (ebdf9d5), load in the table")  # fmt: skip
