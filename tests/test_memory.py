@@ -147,6 +147,9 @@ def test_events_after_commit_never_for_noops(kb: trove.Store) -> None:
         "id": doc_id,
         "namespace": "default",
         "scope": "workspace",
+        "session_id": "",
+        "source": "",
+        "doc_type": "",
         "importance": 0.5,
     }
     stop()

@@ -93,7 +93,9 @@ def open(target: str | os.PathLike[str], **options: Any) -> Store:
     name, an :class:`~trove.embedders.Embedder`, or None for keyword only),
     ``default_embedder`` (``"default"``), ``fusion``,
     ``keyword_weight``, ``chunk_chars``, ``chunk_overlap``, ``author_tier``,
-    ``busy_timeout_ms``.
+    ``busy_timeout_ms``, ``llm`` (a :class:`~trove.llm.ChatModel`, ``"openai:MODEL"``, or
+    None; default ``$TROVE_LLM``), ``record_retrievals`` (``retrieved`` events for every
+    search and get; default ``$TROVE_RECORD_RETRIEVALS``).
     """
     from .backends.base import Backend
     from .backends.postgres_url import is_postgres

@@ -23,6 +23,10 @@ class InvalidInput(TroveError):
     """A value given to a write that trove cannot store (bad timestamp, bad tag ...)."""
 
 
+class ContentTooLarge(InvalidInput):
+    """A write larger than the server allows (``max_content_tokens``)."""
+
+
 class StoreError(TroveError):
     """The store file itself cannot be used."""
 

@@ -1,4 +1,11 @@
-"""Change events: subscribers hear about a write after it commits, never about a no-op."""
+"""Change events: subscribers hear about a write after it commits, never about a no-op.
+
+Kinds: ``written`` (new), ``updated``, ``deleted`` (tombstoned), ``restored``, ``purged``
+(gone for good), and ``retrieved`` (a search or get returned it; only from stores opened
+with ``record_retrievals=True``). Every payload has ``kind``, ``id``, ``namespace``,
+``scope``, ``session_id``, ``source``, ``doc_type`` and ``importance``. Events from other
+processes writing the same file come through :mod:`trove.live`.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +15,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .errors import InvalidInput
-from .models import Document
+from .models import Document, Hit
 
-EVENT_KINDS = ("written", "updated", "deleted")
+EVENT_KINDS = ("written", "updated", "deleted", "restored", "purged", "retrieved")
 log = logging.getLogger("trove.events")
 
 Callback = Callable[[dict[str, Any]], None]
@@ -43,18 +50,37 @@ class Events:
 
         return unsubscribe
 
+    def listening(self, kind: str) -> bool:
+        with self._lock:
+            return any(kind in kinds for _, kinds in self._subscribers)
+
     def emit(self, kind: str, doc: Document) -> None:
-        event = {
-            "kind": kind,
-            "id": doc.id,
-            "namespace": doc.namespace,
-            "scope": doc.scope,
-            "importance": doc.importance,
-        }
+        self.send(payload(kind, doc))
+
+    def emit_hit(self, kind: str, hit: Hit) -> None:
+        self.send(payload(kind, hit))
+
+    def send(self, event: dict[str, Any]) -> None:
+        kind = event["kind"]
         with self._lock:
             targets = [cb for cb, kinds in self._subscribers if kind in kinds]
         for callback in targets:
             try:
                 callback(dict(event))
             except Exception:  # the write has committed; a broken listener must not undo it
-                log.exception("event subscriber failed on %s %s", kind, doc.id)
+                log.exception("event subscriber failed on %s %s", kind, event["id"])
+
+
+def payload(kind: str, item: Document | Hit) -> dict[str, Any]:
+    """The event for ``item`` (a document or a search hit)."""
+    doc_id = item.id if isinstance(item, Document) else item.doc_id
+    return {
+        "kind": kind,
+        "id": doc_id,
+        "namespace": item.namespace,
+        "scope": item.scope,
+        "session_id": item.session_id if isinstance(item, Document) else "",
+        "source": item.source,
+        "doc_type": item.doc_type,
+        "importance": item.importance,
+    }

@@ -105,12 +105,15 @@ class Hit:
     explain: dict[str, Any] | None = None
     # Set on documents that search(expand=...) added: the hit and edge that led here.
     linked_from: dict[str, Any] | None = None
+    # In a store with write-time enrichment: whether the document's own text
+    # (``original``) or its enrichment (``enriched``) gave this hit its best match.
+    provenance: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["participants"] = list(self.participants)
         data["tags"] = list(self.tags)
-        for optional in ("explain", "linked_from"):
+        for optional in ("explain", "linked_from", "provenance"):
             if data[optional] is None:
                 del data[optional]
         return data
@@ -157,6 +160,8 @@ class Stats:
     schema_version: int
     embedder: dict[str, Any] | None
     vectors: int
+    # LLM query expansion in this process: cache hits, model calls, failures, hit rate.
+    expansion_cache: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -12,17 +12,22 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import writer
+from .agent import purgeable
 from .backends.base import Backend, KeywordHit
 from .embedders.base import Embedder, scripts_of
 from .embedding import AUTO, EmbedderSpec, Vectorizer
+from .enrich import wanted, with_enrichment
 from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
+from .expansion import CacheCounts
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
+from .llm import ChatModel
 from .models import MODES, Chunk, Document, Edge, Hit, Page, Stats
 from .search import snippet
 from .search.filters import Filters
 from .search.query import ParsedQuery, parse
 from .search.ranking import FUSIONS, fuse
+from .search.variants import SearchResults
 from .timeutil import TimeLike, now, to_epoch
 from .writer import WriteResult
 
@@ -62,6 +67,8 @@ class Store:
         fusion: str = "convex",
         keyword_weight: float | None = None,
         author_tier: str = "explicit",
+        llm: Any = "env",
+        record_retrievals: bool | None = None,
     ) -> None:
         if fusion not in FUSIONS:
             raise InvalidQuery(f"unknown fusion {fusion!r}; use one of: {', '.join(FUSIONS)}")
@@ -73,6 +80,13 @@ class Store:
         self.author_tier = author_tier
         self.events = Events()
         self.vectors = Vectorizer(backend, embedder, default_embedder)
+        # The agent loop (trove.agent): an LLM only when configured; reads announced
+        # ("retrieved" events) only when asked, since most hosts do not audit reads.
+        self._llm = llm
+        self.expansion_counts = CacheCounts()
+        if record_retrievals is None:  # servers: set in the environment they run in
+            record_retrievals = os.environ.get("TROVE_RECORD_RETRIEVALS", "") in ("1", "true")
+        self.record_retrievals = record_retrievals
         # Hybrid searches embed and rank the query here while the keyword leg runs; kept
         # for the store's life (starting a thread per query cost ~2 ms).
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trove-search")
@@ -80,6 +94,8 @@ class Store:
     # --- lifecycle --------------------------------------------------------------------
 
     def close(self) -> None:
+        if isinstance(self._llm, ChatModel):
+            self._llm.close()
         self._pool.shutdown()
         self.backend.close()
 
@@ -110,6 +126,31 @@ class Store:
         """The embedder, created on first use (a keyword-only session never loads one)."""
         return self.vectors.embedder
 
+    @property
+    def llm(self) -> ChatModel | None:
+        """The chat model for expansion and enrichment: ``llm=`` of :func:`trove.open` (a
+        :class:`~trove.llm.ChatModel` or ``"openai:MODEL"``), else ``$TROVE_LLM``; None
+        when none is configured (the default: trove never calls out on its own)."""
+        if self._llm == "env":
+            self._llm = ChatModel.from_env()
+        elif isinstance(self._llm, str):
+            self._llm = ChatModel.from_spec(self._llm)
+        return self._llm
+
+    def enrichment(self, doc_id: str) -> dict[str, Any] | None:
+        """A document's write-time enrichment (``status``: done, failed or stale), or None."""
+        from .enrich import enrichments
+
+        rows = enrichments(self)
+        return None if rows is None else rows.get(doc_id)
+
+    def settings(self, **changes: str | None) -> dict[str, str]:
+        """The store's own defaults (kept in the file), after applying ``changes``:
+        ``expand`` (``llm`` or ``off``) and ``enrich`` (``on`` or ``off``)."""
+        from .agent import settings
+
+        return settings(self, **changes)
+
     # --- writing ----------------------------------------------------------------------
 
     def add(
@@ -135,6 +176,7 @@ class Store:
         session: str | None = None,
         importance: float | None = None,
         ttl: float | None = None,
+        enrich: bool | None = None,
     ) -> str:
         """Store a document and return its id.
 
@@ -142,11 +184,13 @@ class Store:
         ``dedupe_key`` within ``(namespace, scope)``, updates the document in place;
         identical content is a no-op. ``scope`` is ``workspace``, ``session`` (visible
         only to readers of the same ``session``) or ``global`` (readable from every
-        namespace); ``ttl`` is seconds until the document expires.
+        namespace); ``ttl`` is seconds until the document expires. ``enrich`` asks the
+        configured LLM for a summary, keywords and entities (default: the store's
+        ``settings()``); see :mod:`trove.enrich`.
         """
         record = dict(locals())
-        del record["self"]
-        return self.write_many([record])[0].id
+        del record["self"], record["enrich"]
+        return self.write_many([record], enrich=enrich)[0].id
 
     def add_many(self, items: Iterable[Mapping[str, Any]], *, batch_size: int = 256) -> list[str]:
         """Store many documents (dicts of :meth:`add`'s arguments), one transaction per batch."""
@@ -158,13 +202,16 @@ class Store:
         *,
         batch_size: int = 256,
         author_tier: str | None = None,
+        enrich: bool | None = None,
     ) -> list[WriteResult]:
         """Like :meth:`add_many`, saying for each item what the write did.
 
         ``author_tier`` is set by the interface that received the writes (default: the
-        store's, ``explicit`` for library calls).
+        store's, ``explicit`` for library calls). ``enrich``: as in :meth:`add`, after
+        the writes commit (a failure leaves them stored, marked un-enriched).
         """
         tier = author_tier or self.author_tier
+        enriching = enrich is not False and wanted(self, enrich)  # refused before writing
         results: list[WriteResult] = []
         batch: list[Document] = []
         for item in items:
@@ -174,6 +221,10 @@ class Store:
                 batch = []
         if batch:
             results.extend(writer.write_batch(self, batch))
+        if enriching:
+            from .enrich import enrich as enrich_now
+
+            enrich_now(self, [r.id for r in results if r.action != "unchanged"])
         return results
 
     def delete(self, doc_id: str) -> None:
@@ -192,10 +243,16 @@ class Store:
             raise NotFound(f"no document with id {doc_id!r} (purged documents cannot return)")
         if doc.deleted_at is not None:
             self.backend.set_deleted(doc_id, None)
+            self.notify("restored", doc)
 
     def purge(self) -> int:
         """Remove tombstoned and expired documents for good; returns how many."""
-        return len(self.backend.purge(now()))
+        stamp = now()
+        doomed = purgeable(self, stamp) if self.events.listening("purged") else {}
+        purged = self.backend.purge(stamp)
+        for doc_id in purged:
+            self.notify("purged", doomed.get(doc_id) or Document(id=doc_id, text=""))
+        return len(purged)
 
     def reembed(
         self,
@@ -228,7 +285,7 @@ class Store:
                 f"update cannot change {', '.join(sorted(fixed))}; "
                 f"it changes {', '.join(sorted(_UPDATABLE))}"
             )
-        old = self.get(doc_id)
+        old = self.peek(doc_id)
         if old is None:
             raise NotFound(f"no document with id {doc_id!r}")
         item = {name: getattr(old, name) for name in _KEPT}
@@ -277,7 +334,7 @@ class Store:
         if isinstance(weight, bool) or not isinstance(weight, int | float):
             raise InvalidInput("weight must be a number")
         for doc_id in (src, dst):
-            if self.get(doc_id) is None:
+            if self.peek(doc_id) is None:
                 raise NotFound(f"no document with id {doc_id!r}")
         if src == dst:
             raise InvalidInput("a document cannot link to itself")
@@ -292,7 +349,7 @@ class Store:
         """Edges from or to ``doc_id`` whose other end is a live document, heaviest first."""
         edges = self.backend.edges_of([doc_id], type)
         live = {e.dst if e.src == doc_id else e.src for e in edges}
-        live = {d for d in live if self.get(d) is not None}
+        live = {d for d in live if self.peek(d) is not None}
         return [e for e in edges if (e.dst if e.src == doc_id else e.src) in live]
 
     def workspace(self, namespace: str = "default", **rights: Any) -> Workspace:
@@ -315,10 +372,22 @@ class Store:
 
     def get(self, doc_id: str) -> Document | None:
         """The document exactly as stored, or None if absent, deleted or expired."""
+        doc = self.peek(doc_id)
+        if doc is not None and self.record_retrievals:
+            self.notify("retrieved", doc)
+        return doc
+
+    def peek(self, doc_id: str) -> Document | None:
+        """:meth:`get` for trove's own checks: never a ``retrieved`` event."""
         doc = self.backend.get_document(doc_id)
         if doc is None or doc.deleted_at is not None or _expired(doc):
             return None
         return doc
+
+    def _expand_default(self) -> int | str:
+        from .agent import expand_default
+
+        return expand_default(self)
 
     def search(
         self,
@@ -328,9 +397,10 @@ class Store:
         limit: int = 10,
         raw: bool = False,
         explain: bool = False,
-        expand: int = 0,
+        expand: int | str | None = None,
+        variants: Sequence[str] | None = None,
         **filters: Any,
-    ) -> builtins.list[Hit]:
+    ) -> SearchResults:
         """Documents matching ``query``, best first (one hit per document).
 
         ``mode`` is ``keyword``, ``semantic`` or ``hybrid`` (the default when the store
@@ -339,8 +409,61 @@ class Store:
         ``since``/``until`` (the timestamp, inclusive), ``metadata`` (a dict of equalities).
         ``explain=True`` adds each retriever's rank and score to every hit; ``expand=N``
         appends the documents linked to the hits (up to N edges away), each marked with
-        ``linked_from``.
+        ``linked_from``. ``variants`` are other phrasings of the query, each searched and
+        the lists fused (see :mod:`trove.search.variants`); ``expand="llm"`` asks the
+        configured LLM for them (cached; on any failure the plain results come back with
+        ``degraded`` set). Without ``expand``, the store's ``settings()`` decide.
         """
+        expand = self._expand_default() if expand is None else expand
+        if variants or expand == "llm":
+            from .agent import search_variants
+
+            options = dict(filters, mode=mode, raw=raw)
+            found = search_variants(
+                self,
+                with_enrichment(self, self._search),
+                query,
+                variants,
+                llm=expand == "llm",
+                limit=limit,
+                explain=explain,
+                **options,
+            )
+            if isinstance(expand, int) and expand > 0:  # links from the fused hits
+                found.extend(self._linked(found, Filters.build(**filters), expand, now()))
+        else:
+            found = SearchResults(
+                with_enrichment(self, self._search)(
+                    query,
+                    mode=mode,
+                    limit=limit,
+                    raw=raw,
+                    explain=explain,
+                    expand=expand,
+                    **filters,
+                )
+            )
+        if self.record_retrievals:
+            for hit in found:
+                self.events.emit_hit("retrieved", hit)
+        return found
+
+    def _search(
+        self,
+        query: str,
+        *,
+        mode: str | None = None,
+        limit: int = 10,
+        raw: bool = False,
+        explain: bool = False,
+        expand: int | str = 0,
+        **filters: Any,
+    ) -> builtins.list[Hit]:
+        """One query, one ranking: :meth:`search` without variants."""
+        if isinstance(expand, bool) or not isinstance(expand, int) or expand < 0:
+            raise InvalidQuery(
+                f'expand must be a number of links (0, 1, ...) or "llm", not {expand!r}'
+            )
         mode = mode or ("hybrid" if self.has_embedder else "keyword")
         if mode not in MODES:
             raise InvalidQuery(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
@@ -459,6 +582,7 @@ class Store:
             **data,
             embedder=None if lock is None else lock.to_dict(),
             vectors=self.backend.vector_count(),
+            expansion_cache=self.expansion_counts.to_dict(),
         )
 
     # --- folders ----------------------------------------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import Forbidden, InvalidInput, NotFound
+from .limits import check_content
 from .models import Document, Edge, Hit, Page, Stats
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class Workspace:
         allow_write: bool = True,
         allow_delete: bool = True,
         allow_global: bool = False,
+        max_content_tokens: int | None = None,
     ) -> None:
         if not namespace:
             raise InvalidInput("a workspace needs a namespace")
@@ -46,6 +48,8 @@ class Workspace:
         self.allow_write = allow_write
         self.allow_delete = allow_delete
         self.allow_global = allow_global
+        # Servers bound what an agent writes (None: no bound, the library's default).
+        self.max_content_tokens = max_content_tokens
 
     # --- reading ----------------------------------------------------------------------
 
@@ -65,7 +69,8 @@ class Workspace:
     def neighbors(self, doc_id: str, type: str | None = None) -> builtins.list[Edge]:
         self._require(doc_id)
         edges = self.store.neighbors(doc_id, type)
-        return [e for e in edges if self.get(e.dst if e.src == doc_id else e.src) is not None]
+        other = [self.store.peek(e.dst if e.src == doc_id else e.src) for e in edges]
+        return [e for e, doc in zip(edges, other, strict=True) if doc and self._visible(doc)]
 
     def stats(self) -> Stats:
         return self.store.stats(namespace=self.namespace)
@@ -78,6 +83,7 @@ class Workspace:
     def write(self, item: Mapping[str, Any]) -> str:
         """Add or upsert one item; returns its id."""
         self._writable()
+        check_content(item.get("text"), self.max_content_tokens)
         fields = {k: v for k, v in item.items() if k not in _STAMPED}
         self._own_namespace(item.get("namespace"))
         if fields.get("scope") == "global" and not self.allow_global:
@@ -87,7 +93,7 @@ class Workspace:
                 raise InvalidInput("session-scoped writes need a session")
             fields["session"] = self.session
         fields["namespace"] = self.namespace
-        existing = self.store.get(self._id_for(fields))
+        existing = self.store.peek(self._id_for(fields))
         if existing is not None and not self._visible(existing):
             raise Forbidden("an item with this key belongs to another session")
         result = self.store.write_many([fields], author_tier=self.author_tier)[0]
@@ -95,6 +101,7 @@ class Workspace:
 
     def update(self, doc_id: str, **changes: Any) -> str:
         self._writable()
+        check_content(changes.get("text"), self.max_content_tokens)
         doc = self._require(doc_id)
         if doc.scope == "global" and not self.allow_global:
             raise Forbidden("this caller may not change global items")
@@ -132,7 +139,8 @@ class Workspace:
         return doc.scope != "session" or doc.session_id == self.session
 
     def _require(self, doc_id: str) -> Document:
-        doc = self.get(doc_id)
+        doc = self.store.peek(doc_id)
+        doc = doc if doc is not None and self._visible(doc) else None
         if doc is None:  # the same answer whether it is absent or someone else's
             raise NotFound(f"no document with id {doc_id!r}")
         return doc

@@ -19,7 +19,7 @@ from .backends.base import ChunkRow
 from .errors import InvalidInput
 from .ids import document_id
 from .ingest.chunking import chunk_text
-from .models import DOCUMENT_FIELDS, STAMP_FIELDS, Document
+from .models import DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, Document
 from .search.filters import SCOPES
 from .timeutil import now, to_epoch, to_iso
 
@@ -202,7 +202,8 @@ def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
         backend.vectors_changed(dropped_ids, written_ids, vectors.matrix)
     for plan in plans.values():
         if plan.action != "unchanged":
-            store.notify("written" if plan.action == "added" else "updated", plan.doc)
+            kind = {"added": "written", "restored": "restored"}.get(plan.action, "updated")
+            store.notify(kind, plan.doc)
     return [WriteResult(doc.id, plans[doc.id].action, len(plans[doc.id].chunks)) for doc in docs]
 
 
@@ -232,13 +233,19 @@ class Vectors:
 
 
 def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
-    rows = []
-    for chunk in chunk_text(doc.text, max_chars=max_chars, overlap=overlap):
-        text = doc.text[chunk.start : chunk.end]
-        head = " > ".join(part for part in (doc.title, chunk.heading) if part)
-        digest = hashlib.sha256(f"{head}\x00{text}".encode()).hexdigest()
-        rows.append(ChunkRow(chunk=chunk, head=head, text=text, text_hash=digest))
-    return rows
+    return [
+        chunk_row(doc, chunk)
+        for chunk in chunk_text(doc.text, max_chars=max_chars, overlap=overlap)
+    ]
+
+
+def chunk_row(doc: Document, chunk: Chunk) -> ChunkRow:
+    """A span of a document as it is stored: its text, the title and headings above it
+    (indexed with it), and the hash that finds its vector."""
+    text = doc.text[chunk.start : chunk.end]
+    head = " > ".join(part for part in (doc.title, chunk.heading) if part)
+    digest = hashlib.sha256(f"{head}\x00{text}".encode()).hexdigest()
+    return ChunkRow(chunk=chunk, head=head, text=text, text_hash=digest)
 
 
 def embedding_text(head: str, text: str) -> str:

@@ -32,6 +32,7 @@ ALL_TOOLS = {
     "knowledge_list",
     "knowledge_delete",
     "knowledge_link",
+    "knowledge_probe",
 }
 
 
@@ -271,7 +272,12 @@ def test_bad_arguments_get_a_readable_error(ana: Mcp) -> None:
 
 def test_denied_writes_and_deletes_are_not_offered(tmp_path: Path) -> None:
     with stdio(tmp_path / "kb.db", "--deny-write", "--deny-delete", log=tmp_path / "log") as mcp:
-        assert set(mcp.tools()) == {"knowledge_search", "knowledge_get", "knowledge_list"}
+        assert set(mcp.tools()) == {
+            "knowledge_search",
+            "knowledge_get",
+            "knowledge_list",
+            "knowledge_probe",
+        }
         assert "Unknown tool" in mcp.fail("knowledge_write", text="x")
 
 
@@ -297,3 +303,157 @@ def test_streamable_http_needs_a_token_and_gives_each_session_its_own(
                 assert one.call("knowledge_get", id=note["id"])["namespace"] == "team"
                 assert "not_found" in two.fail("knowledge_get", id=note["id"])
                 assert two.call("knowledge_get", id=shared["id"])["text"] == "http team note"
+
+
+# --- the agent loop: variants, probe, limits ---------------------------------------------
+
+
+def test_the_model_writes_its_own_variants(ana: Mcp) -> None:
+    search = ana.tools()["knowledge_search"]
+    assert "variants" in search.input_schema["properties"]
+    assert "rephras" in search.input_schema["properties"]["variants"]["description"]
+    ana.call("knowledge_write", text="Bo's birthday is on the 3rd of May", source="chat")
+    plain = ana.call("knowledge_search", query="when to send a card", mode="keyword")
+    assert plain["results"] == [] and "variants" not in plain
+    found = ana.call(
+        "knowledge_search", query="when to send a card", mode="keyword", variants=["birthday"]
+    )
+    assert found["variants"] == ["birthday"]
+    assert "birthday" in found["results"][0]["snippet"]
+
+
+def test_knowledge_probe_reports_recall_and_contract_lines(ana: Mcp) -> None:
+    written = ana.call("knowledge_write", text="The VPN password rotates every ninety days")
+    report = ana.call(
+        "knowledge_probe",
+        pairs=[
+            {"query": "vpn password rotation", "expected_doc": written["id"]},
+            {"query": "something never written", "expected_doc": "nope"},
+        ],
+    )
+    assert report["pairs"] == 2
+    assert report["recall"]["recall@10"] == 0.5
+    assert report["misses"] == [{"query": "something never written", "expected_doc": "nope"}]
+    assert report["passed"] is True
+    checks = [line for line in report["lines"] if line.startswith(("PASS", "FAIL"))]
+    assert [line.split(":")[0] for line in checks] == [
+        "PASS isolation",
+        "PASS dedupe-key upsert",
+        "PASS tombstone",
+        "PASS ttl",
+    ]
+
+
+def test_agent_writes_over_the_token_limit_are_refused(tmp_path: Path) -> None:
+    config = tmp_path / "trove.toml"
+    config.write_text("[limits]\nmax_content_tokens = 50\nmax_result_tokens = 200\n")
+    args = ["--config", str(config)]
+    with stdio(tmp_path / "kb.db", *args, log=tmp_path / "log") as mcp:
+        message = mcp.fail("knowledge_write", text="word " * 300)
+        assert "content_too_large: text is about" in message
+        assert "max_content_tokens" in message and "at most 50" in message
+        for i in range(10):
+            mcp.call("knowledge_write", text=f"note {i} about the garden " + "x" * 150)
+        reply = mcp.call("knowledge_search", query="garden note", limit=10)
+        from trove.limits import count
+
+        assert sum(count(json_dumps(r)) for r in reply["results"]) <= 200
+        assert 0 < len(reply["results"]) < 10 and "truncated" in reply
+
+
+def json_dumps(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+# Clients of MCP 2025-11-25 (today's) subscribe this way; the SDK warns it is gone in 2026.
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+def test_subscribers_hear_when_another_process_changes_the_workspace(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    from trove.interfaces.mcp_events import KNOWLEDGE_URI, item_uri
+
+    db = tmp_path / "kb.db"
+    with trove.open(db, embedder=None) as kb:
+        kept = kb.workspace("ana").add("an item to watch")
+    heard: list[str] = []
+
+    async def collect(message: Any) -> None:
+        params = getattr(getattr(message, "root", message), "params", None)
+        uri = getattr(params, "uri", None)
+        if uri is not None:
+            heard.append(str(uri))
+
+    def write() -> None:
+        with trove.open(db, embedder=None) as kb:  # another connection, as another process
+            kb.workspace("bo").add("not ana's business")
+            kb.workspace("ana").update(kept, text="changed")
+
+    async def watch(session: ClientSession) -> None:
+        await session.subscribe_resource(KNOWLEDGE_URI)
+        await session.subscribe_resource(item_uri(kept))
+        await anyio.to_thread.run_sync(write)
+        with anyio.fail_after(20):
+            while len(heard) < 2:
+                await anyio.sleep(0.05)
+
+    params = StdioServerParameters(
+        command=TROVE, args=["--db", str(db), "--embedder", "none", "mcp", "--namespace", "ana"]
+    )
+
+    @asynccontextmanager
+    async def session() -> AsyncIterator[ClientSession]:
+        async with (
+            stdio_client(params) as (read, write_stream),
+            ClientSession(read, write_stream, message_handler=collect) as client,
+        ):
+            await client.initialize()
+            yield client
+
+    with connected(session) as mcp:
+        resources = mcp.portal.call(mcp.session.list_resources).resources
+        assert KNOWLEDGE_URI in {str(r.uri) for r in resources}
+        mcp.portal.call(watch, mcp.session)
+    # one update per changed item of ana's, then the workspace; nothing for bo's write
+    assert heard == [item_uri(kept), KNOWLEDGE_URI]
+
+
+def test_listeners_of_the_2026_protocol_hear_changes_too(tmp_path: Path) -> None:
+    import anyio
+    from mcp.client.subscriptions import listen
+
+    from trove.interfaces.mcp_events import KNOWLEDGE_URI
+
+    db = tmp_path / "kb.db"
+    trove.open(db, embedder=None).close()
+
+    def write() -> None:
+        with trove.open(db, embedder=None) as kb:  # another connection, as another process
+            kb.workspace("ana").add("news")
+
+    async def heard(session: ClientSession) -> str:
+        async with listen(session, resource_subscriptions=[KNOWLEDGE_URI]) as subscription:
+            await anyio.to_thread.run_sync(write)
+            with anyio.fail_after(20):
+                async for event in subscription:
+                    return str(event.uri)
+        return ""
+
+    params = StdioServerParameters(
+        command=TROVE, args=["--db", str(db), "--embedder", "none", "mcp", "--namespace", "ana"]
+    )
+
+    @asynccontextmanager
+    async def session() -> AsyncIterator[ClientSession]:
+        async with (
+            stdio_client(params) as (read, write_stream),
+            ClientSession(read, write_stream) as client,
+        ):
+            await client.discover()  # the 2026-07-28 protocol: subscriptions/listen
+            yield client
+
+    with connected(session) as mcp:
+        assert mcp.portal.call(heard, mcp.session) == KNOWLEDGE_URI

@@ -11,6 +11,8 @@ from collections.abc import Callable
 import apsw
 
 from ..search.query import cjk_text
+from .sqlite_enrich import ENRICHMENT_SQL
+from .sqlite_events import event_log_sql
 
 # "TROV": marks the file as ours, so a foreign SQLite database is refused untouched.
 APPLICATION_ID = 0x54524F56
@@ -196,6 +198,17 @@ def m006_file_stat(conn: apsw.Connection) -> None:
     )
 
 
+def m007_agent_loop(conn: apsw.Connection) -> None:
+    """The agent loop (issue 17). An event log: every committed change of a document, for
+    live events across processes; triggers write it in the writer's own transaction, so a
+    rolled-back write logs nothing and every process writing the file is heard (see
+    :mod:`trove.live`). And write-time enrichment beside each document, indexed on its
+    own (see :mod:`trove.backends.sqlite_enrich`). Idempotent (IF NOT EXISTS): a file
+    whose version was set back re-runs it harmlessly."""
+    conn.execute(event_log_sql())
+    conn.execute(ENRICHMENT_SQL)
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_initial,
     m002_memory,
@@ -203,6 +216,7 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m004_cjk_bigrams,
     m005_document_visible,
     m006_file_stat,
+    m007_agent_loop,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

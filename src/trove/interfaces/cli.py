@@ -151,6 +151,12 @@ def add(
 @click.option("--namespace", default="default")
 @click.option("--meta", multiple=True, help="KEY=VALUE metadata equality (repeatable).")
 @click.option("--raw", is_flag=True, help="QUERY is FTS5 syntax, not plain text.")
+@click.option("--variant", "variants", multiple=True, help="Another phrasing (repeatable).")
+@click.option(
+    "--expand",
+    type=click.Choice(["llm", "off"]),
+    help="llm: also search the configured LLM's variants (default: trove settings).",
+)
 @json_option
 @click.pass_context
 def search(
@@ -160,8 +166,12 @@ def search(
     filters = {k: v for k, v in options.items() if v not in ((), None)}
     if meta:
         filters["metadata"] = _pairs(meta, "--meta")
+    if filters.get("expand") == "off":
+        filters["expand"] = 0
     with open_store(ctx) as kb:
         hits = kb.search(query, **filters)
+    if getattr(hits, "degraded", None):
+        errors.print(f"warning: not expanded ({hits.warning})")
     if as_json:
         emit([hit.to_dict() for hit in hits])
         return
@@ -175,6 +185,8 @@ def search(
                 for name, part in hit.explain.items()
                 if isinstance(part, dict) and "rank" in part
             ]
+            if "found_by" in hit.explain:
+                parts.append(f"found by {hit.explain['found_by']!r}")
             console.print(Text("    " + ", ".join(parts), style="dim"))
 
 
@@ -306,7 +318,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
 
 # Commands that live in their own modules register themselves on import.
-from . import cli_eval, cli_ingest, cli_migrate, cli_serve  # noqa: E402, F401
+from . import cli_agent, cli_eval, cli_ingest, cli_migrate, cli_serve  # noqa: E402, F401
+from . import cli_transfer as _transfer  # noqa: E402, F401
 
 
 def main() -> None:

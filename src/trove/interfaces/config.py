@@ -8,6 +8,10 @@ The file is TOML; every key is optional and command-line flags override it::
     allow_delete = true        # false: no delete (MCP hides knowledge_delete)
     allow_global = false       # true: may write, update and delete `global` items
 
+    [limits]
+    max_content_tokens = 2048  # larger writes get 413 content_too_large; 0: no limit
+    max_result_tokens = 4096   # MCP search results never exceed this many tokens
+
     [http]
     host = "127.0.0.1"         # any other address needs at least one token
     port = 8765
@@ -43,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MissingDependency, TroveError
+from ..limits import DEFAULT_MAX_CONTENT_TOKENS, DEFAULT_MAX_RESULT_TOKENS
 
 DEFAULT_PORT = 8765
 DEFAULT_MAX_BODY = 1024 * 1024
@@ -51,6 +56,7 @@ MIN_TOKEN_CHARS = 16
 _RIGHTS_KEYS = {"namespace", "session", "allow_write", "allow_delete", "allow_global"}
 _TOKEN_KEYS = _RIGHTS_KEYS | {"name", "token", "token_env", "author_tier"}
 _HTTP_KEYS = {"host", "port", "max_body_bytes"}
+_LIMIT_KEYS = {"max_content_tokens", "max_result_tokens"}
 
 
 class ConfigError(TroveError):
@@ -84,6 +90,12 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     max_body_bytes: int = DEFAULT_MAX_BODY
+    max_content_tokens: int = DEFAULT_MAX_CONTENT_TOKENS
+    max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS
+
+    @property
+    def content_limit(self) -> int | None:
+        return self.max_content_tokens or None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None) -> ServerConfig:
@@ -101,7 +113,7 @@ class ServerConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, origin: str = "config") -> ServerConfig:
-        _known(data, _RIGHTS_KEYS | {"http", "tokens"}, origin)
+        _known(data, _RIGHTS_KEYS | {"http", "tokens", "limits"}, origin)
         rights = _rights(Rights(), data, origin)
         http = data.get("http", {})
         if not isinstance(http, Mapping):
@@ -113,8 +125,14 @@ class ServerConfig:
         tokens = tuple(
             _token(rights, entry, f"{origin} tokens[{i}]") for i, entry in enumerate(entries)
         )
+        limits = data.get("limits", {})
+        if not isinstance(limits, Mapping):
+            raise ConfigError(f"{origin}: [limits] must be a table")
+        _known(limits, _LIMIT_KEYS, f"{origin} [limits]")
         config = cls(rights=rights, tokens=tokens)
         return config.override(
+            max_content_tokens=_typed(limits, "max_content_tokens", int, origin),
+            max_result_tokens=_typed(limits, "max_result_tokens", int, origin),
             host=_typed(http, "host", str, origin),
             port=_typed(http, "port", int, origin),
             max_body_bytes=_typed(http, "max_body_bytes", int, origin),
@@ -137,6 +155,10 @@ class ServerConfig:
             config = replace(config, tokens=(*config.tokens, token))
         if not 0 <= config.port <= 65535:
             raise ConfigError(f"port must be between 0 and 65535, not {config.port}")
+        if config.max_content_tokens < 0 or config.max_result_tokens < 1:
+            raise ConfigError(
+                "max_content_tokens must be 0 (no limit) or more; max_result_tokens 1 or more"
+            )
         if config.max_body_bytes < 1:
             raise ConfigError("max_body_bytes must be a positive number of bytes")
         if not config.rights.namespace:

@@ -24,6 +24,7 @@ ERROR_CODES: tuple[tuple[type[errors.TroveError], int, str], ...] = (
     (errors.NotFound, 404, "not_found"),
     (errors.Forbidden, 403, "forbidden"),
     (errors.InvalidQuery, 400, "invalid_query"),
+    (errors.ContentTooLarge, 413, "content_too_large"),
     (errors.InvalidInput, 422, "invalid_input"),
     (errors.EmbedderMismatch, 409, "embedder_mismatch"),
     (errors.EmbedderError, 503, "embedder_unavailable"),
@@ -43,9 +44,12 @@ def error_code(exc: errors.TroveError) -> tuple[int, str]:
 class Guard:
     """Hands out workspaces: reads share the store, a write has it to itself."""
 
-    def __init__(self, store: Store, *, author_tier: str) -> None:
+    def __init__(
+        self, store: Store, *, author_tier: str, max_content_tokens: int | None = None
+    ) -> None:
         self.store = store
         self.author_tier = author_tier
+        self.max_content_tokens = max_content_tokens
         self._lock = ReadWriteLock()
 
     def workspace(self, rights: Rights, session: str | None = None) -> Workspace:
@@ -57,6 +61,7 @@ class Guard:
             allow_write=rights.allow_write,
             allow_delete=rights.allow_delete,
             allow_global=rights.allow_global,
+            max_content_tokens=self.max_content_tokens,
         )
 
     @contextmanager

@@ -90,7 +90,15 @@ class SearchBody(_Body):
     query: str
     mode: Literal["keyword", "semantic", "hybrid"] | None = None
     limit: int = Field(10, ge=0, le=1000)
-    expand: int = Field(0, ge=0, le=3, description="Also return documents linked to hits.")
+    expand: Annotated[int, Field(ge=0, le=3)] | Literal["llm"] | None = Field(
+        None,
+        description='Also return documents linked to hits (1..3 links away), or "llm": '
+        "search the configured LLM's variants of the query too (falls back to the plain "
+        "search, marked degraded, if the LLM fails).",
+    )
+    variants: list[str] | None = Field(
+        None, description="Other phrasings of the query, each searched; the lists are fused."
+    )
     explain: bool = False
     scope: list[ItemScope] | None = None
     source: list[str] | None = None
@@ -143,7 +151,7 @@ Auth = Annotated[Caller, Depends(_caller)]
 
 def create_app(store: Store, config: ServerConfig) -> FastAPI:
     """The API over ``store``, as ``config`` allows. Serve it with :func:`serve`."""
-    guard = Guard(store, author_tier=AUTHOR_TIER)
+    guard = Guard(store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit)
     app = FastAPI(
         title="trove",
         version=__version__,
@@ -159,7 +167,7 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
         options = body.model_dump(exclude_unset=True)
         with guard.read(who.rights, who.session) as ws:
             hits = ws.search(options.pop("query"), **options)
-        return {"hits": [hit.to_dict() for hit in hits]}
+        return {"hits": [hit.to_dict() for hit in hits], **getattr(hits, "meta", dict)()}
 
     @app.get("/v1/items/{doc_id}", tags=["read"])
     def get(doc_id: str, who: Auth) -> dict[str, Any]:
@@ -225,6 +233,12 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
         with guard.read(who.rights, who.session) as ws:
             edges = ws.neighbors(doc_id, type)
         return {"edges": [edge.to_dict() for edge in edges]}
+
+    from .events_sse import add_event_routes
+    from .http_agent import add_probe_route
+
+    add_event_routes(app, store, Auth)
+    add_probe_route(app, guard, Auth)
 
     @app.get("/v1/stats", tags=["read"])
     def stats(who: Auth) -> dict[str, Any]:

@@ -16,11 +16,15 @@ from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
 from ..errors import MissingDependency, TroveError
+from ..limits import fit
 from ..models import Document, Hit
+from ..probe import MAX_PAIRS, probe
+from ..search.variants import MAX_VARIANTS
 from ..store import Store
 from ..workspace import Workspace
 from .config import Rights, ServerConfig, bearer_token
 from .guard import Guard, error_code
+from .mcp_events import Subscribers, add_resources, publishing
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
@@ -77,7 +81,7 @@ class KnowledgeTools:
     """The tools, bound to one store and configuration."""
 
     def __init__(self, store: Store, config: ServerConfig) -> None:
-        self.guard = Guard(store, author_tier=AUTHOR_TIER)
+        self.guard = Guard(store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit)
         self.config = config
         # Without a configured session, one per server process: over stdio that is one
         # client connection. Over HTTP each MCP session gets its own (see _session).
@@ -177,10 +181,22 @@ class KnowledgeTools:
                 "to this many links away; they are marked with linked_from.",
             ),
         ] = 0,
+        variants: Annotated[
+            list[str] | None,
+            Field(
+                max_length=MAX_VARIANTS,
+                description="Your own rewrites of the query, searched too and merged (each "
+                "item once): synonyms, expanded abbreviations, key terms alone, a rephrased "
+                "question, or a sentence the answer might contain. Worth it for short or "
+                "vague queries and when a first search found little.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Search this workspace's knowledge by words and meaning, best first. Each result
-        has an id, title and snippet («…» marks matches); knowledge_get reads one in full."""
+        has an id, title and snippet («…» marks matches); knowledge_get reads one in full.
+        You can expand a query yourself: pass rephrasings in variants."""
         options = _given(
+            variants=variants,
             limit=limit,
             tags=tags,
             scope=scope,
@@ -193,7 +209,31 @@ class KnowledgeTools:
         )
         with self._workspace(ctx) as ws:
             hits = ws.search(query, **options)
-        return {"results": [_hit(hit) for hit in hits]}
+        # Never more than the server's result budget: whole results, best first.
+        results, cut = fit([_hit(hit) for hit in hits], self.config.max_result_tokens)
+        reply: dict[str, Any] = {"results": results, **getattr(hits, "meta", dict)()}
+        if cut:
+            reply["truncated"] = f"results cut to fit {self.config.max_result_tokens} tokens"
+        return reply
+
+    def knowledge_probe(
+        self,
+        ctx: Context,
+        pairs: Annotated[
+            list[dict[str, str]] | None,
+            Field(
+                max_length=MAX_PAIRS,
+                description='Questions and the item each should find: [{"query": ..., '
+                '"expected_doc": an id or source_id}]. Default: the pairs stored for '
+                "this workspace.",
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Check your memory: how often each question finds its item (recall@1/5/10), and
+        whether the store's rules hold (isolation, dedupe_key upsert, delete, ttl), as
+        PASS/FAIL lines."""
+        with self._workspace(ctx) as ws:
+            return probe(ws, pairs).to_dict()
 
     def knowledge_get(self, ctx: Context, id: Id) -> dict[str, Any]:
         """Read one item in full: its text and where it came from."""
@@ -302,11 +342,20 @@ def create_server(store: Store, config: ServerConfig) -> MCPServer:
     """
     tools = KnowledgeTools(store, config)
     rights = config.rights
-    server: MCPServer = MCPServer(name="trove", instructions=INSTRUCTIONS)
+    subscribers = Subscribers()
+    server: MCPServer = MCPServer(
+        name="trove",
+        instructions=INSTRUCTIONS,
+        subscriptions=subscribers.bus,
+        lifespan=publishing(store, config, subscribers),
+    )
+    subscribers.install(server)
+    add_resources(server, tools.guard, config)
     offered: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
         (tools.knowledge_search, "Search knowledge", _READ),
         (tools.knowledge_get, "Read an item", _READ),
         (tools.knowledge_list, "List items", _READ),
+        (tools.knowledge_probe, "Probe recall", _READ),
     ]
     if rights.allow_write:
         offered += [

@@ -1,0 +1,109 @@
+"""The store's side of an agent's loop: per-store defaults, searching with variants
+(the caller's or an LLM's), and what purge is about to remove (for its events).
+
+Kept out of store.py so the façade only delegates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .errors import InvalidInput, InvalidQuery
+from .models import Document, Hit
+from .search.variants import SearchResults, Variant, clean, fused_search
+
+if TYPE_CHECKING:
+    from .store import Store
+
+SETTINGS = {"expand": ("off", "llm"), "enrich": ("off", "on")}
+_SETTING_PREFIX = "config."
+# Settings are read on every search: a few seconds stale (another process changed
+# them) is fine, a query against the meta table each time is not needed.
+_SETTINGS_TTL = 2.0
+
+
+def settings(store: Store, **changes: str | None) -> dict[str, str]:
+    """Apply ``changes`` (None: back to the default) and return every setting."""
+    for name, value in changes.items():
+        if name not in SETTINGS:
+            raise InvalidInput(f"unknown setting {name!r}; known: {', '.join(SETTINGS)}")
+        if value is not None and value not in SETTINGS[name]:
+            raise InvalidInput(f"{name} must be one of {', '.join(SETTINGS[name])}")
+        if name == "enrich" and value == "on":
+            from .enrich import enrichments
+
+            if enrichments(store) is None:
+                raise InvalidInput("enrichment needs a SQLite store")
+        store.backend.set_meta(_SETTING_PREFIX + name, value)
+    values = {
+        name: store.backend.get_meta(_SETTING_PREFIX + name) or choices[0]
+        for name, choices in SETTINGS.items()
+    }
+    store.__dict__["_settings_cache"] = (time.monotonic(), values)
+    return values
+
+
+def setting(store: Store, name: str) -> str:
+    cached = store.__dict__.get("_settings_cache")
+    if cached is None or time.monotonic() - cached[0] > _SETTINGS_TTL:
+        return settings(store)[name]
+    return str(cached[1][name])
+
+
+def expand_default(store: Store) -> int | str:
+    return "llm" if setting(store, "expand") == "llm" else 0
+
+
+def search_variants(
+    store: Store,
+    search: Callable[..., list[Hit]],
+    query: str,
+    variants: Sequence[str] | None,
+    *,
+    llm: bool,
+    limit: int,
+    explain: bool,
+    **options: Any,
+) -> SearchResults:
+    """Search ``query`` with the caller's variants, plus the LLM's when ``llm``."""
+    if not isinstance(query, str):
+        raise InvalidQuery("query must be a string")
+    runs = [Variant(text) for text in clean(query, variants)]
+    warning = None
+    if llm:
+        from .expansion import expand
+
+        mode = options.get("mode") or ("hybrid" if store.has_embedder else "keyword")
+        expansion = expand(store, query, semantic=mode != "keyword" and store.has_embedder)
+        warning = expansion.error
+        taken = {v.query.casefold() for v in runs}
+        runs += [v for v in expansion.variants if v.query.casefold() not in taken]
+    if not query.strip() or limit == 0:
+        results = SearchResults()
+    elif runs:
+        results = fused_search(search, query, runs, limit=limit, explain=explain, **options)
+    else:
+        results = SearchResults(search(query, limit=limit, explain=explain, **options))
+    if warning is not None:
+        results.degraded = "unexpanded"
+        results.warning = warning
+    return results
+
+
+def purgeable(store: Store, stamp: float) -> dict[str, Document]:
+    """Documents a purge at ``stamp`` removes, for the ``purged`` events' payloads.
+
+    A page-by-page scan, run only while someone listens for ``purged``: purges are rare
+    and manual, and this keeps the backends' protocol unchanged."""
+    found: dict[str, Document] = {}
+    after = None
+    while True:
+        page = store.backend.iter_documents(after=after, limit=500)
+        if not page:
+            return found
+        for doc in page:
+            if doc.deleted_at is not None or doc.expired:
+                found[doc.id] = doc
+        after = page[-1].id

@@ -1,0 +1,123 @@
+"""LLM query expansion: a configured chat model rewrites a query into a few keyword and
+paraphrase variants (and a short hypothetical answer for the semantic leg), cached in the
+store per normalized query and model, so each distinct query costs one call.
+
+Nothing here ever fails a search: a missing, slow or broken model leaves the plain
+query's results, marked ``degraded``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .llm import ChatModel, LLMError, strings
+from .search.variants import MAX_VARIANTS, Variant, normalize
+
+if TYPE_CHECKING:
+    from .store import Store
+
+CACHE_PREFIX = "llm.expand:"
+# Few: each variant is one more search; three keyword and two paraphrase ones covered
+# the phrasings the designs this follows use.
+KEYWORD_VARIANTS = 3
+PARAPHRASES = 2
+SYSTEM = """\
+You rewrite search queries for a document search engine that matches words (BM25) and \
+meaning (embeddings). Answer with one JSON object and nothing else: \
+{"keywords": [up to 3 short keyword queries: the key terms, synonyms, expanded \
+abbreviations], "paraphrases": [up to 2 rephrasings of the whole question], \
+"passage": "two sentences that a document answering the query might contain"}. \
+Keep the query's language."""
+
+
+@dataclass
+class CacheCounts:
+    """This process's expansion lookups: cache hits, model calls, failed calls."""
+
+    hits: int = 0
+    misses: int = 0
+    failures: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def count(self, name: str) -> None:
+        with self._lock:
+            setattr(self, name, getattr(self, name) + 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        asked = self.hits + self.misses
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "failures": self.failures,
+            "hit_rate": round(self.hits / asked, 4) if asked else None,
+        }
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """The variants to search, or why there are none (``error``)."""
+
+    variants: tuple[Variant, ...] = ()
+    error: str | None = None
+    cached: bool = False
+
+
+def cache_key(model_id: str, query: str) -> str:
+    digest = hashlib.sha256(f"{model_id}\x00{normalize(query)}".encode()).hexdigest()
+    return CACHE_PREFIX + digest[:32]
+
+
+def expand(store: Store, query: str, *, semantic: bool) -> Expansion:
+    """Variants of ``query`` from the store's model (cached); never raises."""
+    model = store.llm
+    if model is None:
+        return Expansion(error="no LLM configured (set TROVE_LLM)")
+    key = cache_key(model.model_id, query)
+    try:
+        stored = store.backend.get_meta(key)
+    except Exception as exc:  # a busy store must not fail the search either
+        return Expansion(error=f"expansion cache unreadable: {exc}")
+    if stored is not None:
+        store.expansion_counts.count("hits")
+        return Expansion(_variants(query, json.loads(stored), semantic), cached=True)
+    store.expansion_counts.count("misses")
+    try:
+        answer = ask(model, query)
+    except LLMError as exc:
+        store.expansion_counts.count("failures")
+        return Expansion(error=str(exc))
+    # Not cached is only a cost (a busy store); the answer is still good.
+    with contextlib.suppress(Exception):
+        store.backend.set_meta(key, json.dumps(answer, ensure_ascii=False))
+    return Expansion(_variants(query, answer, semantic))
+
+
+def ask(model: ChatModel, query: str) -> dict[str, Any]:
+    """The model's variants of ``query``, as the cache keeps them."""
+    reply = model.json(SYSTEM, query)
+    passage = reply.get("passage")
+    return {
+        "keywords": strings(reply.get("keywords"), KEYWORD_VARIANTS),
+        "paraphrases": strings(reply.get("paraphrases"), PARAPHRASES),
+        "passage": passage.strip() if isinstance(passage, str) else "",
+    }
+
+
+def _variants(query: str, answer: dict[str, Any], semantic: bool) -> tuple[Variant, ...]:
+    seen = {normalize(query)}
+    found: list[Variant] = []
+    for text in [*answer.get("keywords", []), *answer.get("paraphrases", [])]:
+        if normalize(text) not in seen and len(found) < MAX_VARIANTS:
+            seen.add(normalize(text))
+            found.append(Variant(text, None, "llm"))
+    passage = answer.get("passage") or ""
+    if semantic and passage and len(found) < MAX_VARIANTS:
+        # A hypothetical answer reads like the documents sought: it is matched by meaning
+        # only (its words are the model's guesses, not the user's).
+        found.append(Variant(passage, "semantic", "passage"))
+    return tuple(found)

@@ -1,0 +1,42 @@
+"""``POST /v1/probe``: the caller's recall on question/document pairs, and the store's
+contract checks (see :mod:`trove.probe`)."""
+
+# No `from __future__ import annotations`: FastAPI reads these signatures at runtime.
+
+from typing import Any
+
+from fastapi import FastAPI
+from pydantic import BaseModel, Field
+
+from ..errors import Forbidden
+from ..probe import MAX_PAIRS, probe, save_pairs
+from .guard import Guard
+
+
+class Pair(BaseModel):
+    query: str
+    expected_doc: str = Field(description="A document id or source_id.")
+
+
+class ProbeBody(BaseModel):
+    pairs: list[Pair] | None = Field(
+        None,
+        max_length=MAX_PAIRS,
+        description="Inline pairs (the `trove eval --pairs` format); default: the stored ones.",
+    )
+    save: bool = Field(False, description="Keep these pairs as the namespace's probe pairs.")
+
+
+def add_probe_route(app: FastAPI, guard: Guard, auth: Any) -> None:
+    @app.post("/v1/probe", tags=["read"])
+    def knowledge_probe(body: ProbeBody, who: auth) -> dict[str, Any]:
+        """recall@1/5/10 of the pairs through your workspace, and pass/fail contract
+        checks (isolation, dedupe-key upsert, tombstone, TTL) on a scratch store."""
+        pairs = None if body.pairs is None else [p.model_dump() for p in body.pairs]
+        if body.save and pairs is not None:
+            with guard.write(who.rights, who.session) as ws:
+                if not ws.allow_write:
+                    raise Forbidden("saving probe pairs is a write; this caller may not write")
+                save_pairs(ws.store, ws.namespace, pairs)
+        with guard.read(who.rights, who.session) as ws:
+            return probe(ws, pairs).to_dict()

@@ -1,0 +1,381 @@
+"""Export a store to one JSONL file and import it back: every document with every field,
+its chunk spans, optionally its vectors and tombstones, and the edges between documents.
+
+The file is plain JSON lines, one record each, in a fixed order (a header, documents by
+id, then edges), with sorted keys, so exporting the same store on SQLite or PostgreSQL
+gives the same bytes, and export → import → export is byte-exact::
+
+    {"kind": "header", "format": "trove-export", "version": 1, "embedder": {...} | null,
+     "vectors": false}
+    {"kind": "document", "document": {...every Document field...},
+     "chunks": [[index, start, end, heading], ...], "vectors": ["<base64 float32>", ...]}
+    {"kind": "edge", "src": ..., "dst": ..., "type": ..., "weight": ..., "created_at": ...}
+
+Import upserts by document id: a document not in the store is added; one whose stored
+version is the same is left alone; otherwise the newer ``updated_at`` wins (the stored one
+when it is newer, so importing an old export never rolls back later edits). Chunks travel
+as spans, so search sees exactly what the source saw; vectors travel when exported (and
+the embedder matches), else the importing store embeds the chunks it lacks.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, fields
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..backends.base import Backend, ChunkRow, EmbedderLock
+from ..errors import EmbedderMismatch, InvalidInput
+from ..models import Chunk, Document, Edge
+from ..search.filters import SCOPES
+from ..timeutil import now, to_epoch
+from ..writer import chunk_row
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+FORMAT = "trove-export"
+VERSION = 1
+_FIELDS = tuple(f.name for f in fields(Document))
+_PAGE = 200
+_PENDING = "import.vectors"
+_TIMES = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
+# A stored copy that matches on these is the same document (nothing to import).
+_SAME = ("content_hash", "updated_at", "deleted_at", "expires_at", "title", "tags", "metadata")
+
+
+@dataclass
+class TransferReport:
+    """What an export or import did."""
+
+    documents: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    kept_newer: int = 0
+    edges: int = 0
+    vectors: int = 0
+    embedded: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def export_jsonl(
+    store: Store,
+    out: IO[str],
+    *,
+    deleted: bool = True,
+    vectors: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> TransferReport:
+    """Write every document (expired ones too; tombstoned ones when ``deleted``), its
+    chunk spans and (with ``vectors``) its vectors, then the edges between them."""
+    backend = store.backend
+    lock = backend.vector_lock()
+    report = TransferReport()
+    out.write(
+        _line(
+            {
+                "kind": "header",
+                "format": FORMAT,
+                "version": VERSION,
+                # Which model made the vectors; the table they live in is the store's own.
+                "embedder": None if lock is None else _embedder(lock),
+                "vectors": vectors and lock is not None,
+            }
+        )
+    )
+    exported: list[str] = []
+    for docs in _pages(backend):
+        docs = [d for d in docs if deleted or d.deleted_at is None]
+        table = lock.table if vectors and lock is not None else None
+        chunks = backend.export_chunks([d.id for d in docs], table)
+        for doc in docs:
+            rows = chunks.get(doc.id, [])
+            record: dict[str, Any] = {
+                "kind": "document",
+                "document": _document_dict(doc),
+                "chunks": [_span(row.chunk) for row, _ in rows],
+            }
+            if table is not None:
+                record["vectors"] = [_encode(v) for _, v in rows]
+                report.vectors += sum(v is not None for _, v in rows)
+            out.write(_line(record))
+            exported.append(doc.id)
+        report.documents += len(docs)
+        if progress:
+            progress(len(docs))
+    for edge in _edges(backend, exported):
+        out.write(_line({"kind": "edge", **edge.to_dict()}))
+        report.edges += 1
+    return report
+
+
+def _embedder(lock: EmbedderLock) -> dict[str, Any]:
+    return {"spec": lock.spec, "model_id": lock.model_id, "dimension": lock.dimension}
+
+
+def _pages(backend: Backend) -> Iterator[list[Document]]:
+    after: str | None = None
+    while docs := backend.iter_documents(after=after, limit=_PAGE):
+        after = docs[-1].id
+        yield docs
+
+
+def _edges(backend: Backend, doc_ids: list[str]) -> list[Edge]:
+    """Edges whose both ends were exported, in one order on every backend."""
+    mine = set(doc_ids)
+    found: dict[tuple[str, str, str], Edge] = {}
+    for start in range(0, len(doc_ids), _PAGE):
+        for edge in backend.edges_of(doc_ids[start : start + _PAGE], None):
+            if edge.src in mine and edge.dst in mine:
+                found[(edge.src, edge.dst, edge.type)] = edge
+    return [found[key] for key in sorted(found)]
+
+
+def _span(chunk: Chunk) -> list[Any]:
+    return [chunk.index, chunk.start, chunk.end, chunk.heading]
+
+
+def _document_dict(doc: Document) -> dict[str, Any]:
+    data = {name: getattr(doc, name) for name in _FIELDS}
+    data["participants"] = list(doc.participants)
+    data["tags"] = list(doc.tags)
+    return data
+
+
+def _encode(vector: np.ndarray | None) -> str | None:
+    if vector is None:
+        return None
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def _decode(text: Any) -> np.ndarray | None:
+    if text is None:
+        return None
+    try:
+        raw = base64.b64decode(str(text), validate=True)
+        return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    except ValueError:
+        raise InvalidInput("a vector in the export is not base64 float32") from None
+
+
+def import_jsonl(
+    store: Store,
+    lines: Iterable[str],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> TransferReport:
+    """Upsert the documents and edges of an export into ``store`` (see the module doc)."""
+    records = _records(lines)
+    header = next(records, None)
+    if header is None or header.get("format") != FORMAT:
+        raise InvalidInput("not a trove export: the first line must be its header")
+    if header.get("version") != VERSION:
+        raise InvalidInput(f"trove export version {header.get('version')!r} is not supported")
+    report = TransferReport()
+    sink = _Sink(store, header, report)
+    batch: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if batch:
+            sink.documents(batch)
+            if progress:
+                progress(len(batch))
+            batch.clear()
+
+    for record in records:
+        kind = record.get("kind")
+        if kind == "document":
+            batch.append(record)
+            if len(batch) >= _PAGE:
+                flush()
+        elif kind == "edge":
+            flush()  # both ends must be stored first
+            sink.edge(record)
+        else:
+            raise InvalidInput(f"unknown record kind {kind!r} in a trove export")
+    flush()
+    sink.finish()
+    return report
+
+
+def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise InvalidInput(f"line {number} of the export is not JSON: {exc}") from None
+        if not isinstance(record, dict):
+            raise InvalidInput(f"line {number} of the export is not a JSON object")
+        yield record
+
+
+class _Sink:
+    """Writes imported records through the backend, a batch per transaction."""
+
+    def __init__(self, store: Store, header: dict[str, Any], report: TransferReport) -> None:
+        self.store = store
+        self.backend = store.backend
+        self.report = report
+        self.table, self.fresh, self.lock = self._vector_table(header)
+        self.dimension = int(header["embedder"]["dimension"]) if self.table else 0
+
+    def _vector_table(
+        self, header: dict[str, Any]
+    ) -> tuple[str | None, bool, EmbedderLock | None]:
+        if not header.get("vectors") or not header.get("embedder"):
+            return None, False, None
+        try:
+            spec = header["embedder"]
+            theirs = EmbedderLock(
+                str(spec["spec"]), str(spec["model_id"]), int(spec["dimension"]), ""
+            )
+        except (KeyError, TypeError, ValueError):
+            raise InvalidInput("the export's header names no valid embedder") from None
+        mine = self.backend.vector_lock()
+        if mine is None:
+            return self._pending_table(theirs.dimension), True, theirs
+        if (mine.model_id, mine.dimension) != (theirs.model_id, theirs.dimension):
+            raise EmbedderMismatch(
+                f"the export's vectors were made by {theirs.model_id} ({theirs.dimension}-d), "
+                f"this store's by {mine.model_id} ({mine.dimension}-d); export without "
+                "--vectors to have them embedded again, or import into a new store"
+            )
+        return mine.table, False, None
+
+    def _pending_table(self, dimension: int) -> str:
+        """The vector table an import fills before the store switches to it; an import
+        that stopped midway left its table's name in meta, and the next one resumes it."""
+        pending = json.loads(self.backend.get_meta(_PENDING) or "null")
+        if isinstance(pending, dict) and pending.get("dimension") == dimension:
+            return str(pending["table"])
+        table = self.backend.begin_rebuild(dimension)
+        self.backend.set_meta(_PENDING, json.dumps({"table": table, "dimension": dimension}))
+        return table
+
+    def documents(self, records: list[dict[str, Any]]) -> None:
+        docs = [_document(r) for r in records]
+        present = self.backend.get_documents([d.id for d in docs])
+        with self.backend.transaction():
+            for doc, record in zip(docs, records, strict=True):
+                old = present.get(doc.id)
+                if old is not None and all(getattr(old, f) == getattr(doc, f) for f in _SAME):
+                    self.report.unchanged += 1
+                    continue
+                if old is not None and (to_epoch(old.updated_at) or 0) > (
+                    to_epoch(doc.updated_at) or 0
+                ):
+                    self.report.kept_newer += 1
+                    continue
+                self._write(doc, record)
+                if old is None:
+                    self.report.added += 1
+                else:
+                    self.report.updated += 1
+        self.report.documents += len(docs)
+
+    def _write(self, doc: Document, record: dict[str, Any]) -> None:
+        rows = [_chunk_row(doc, span) for span in record.get("chunks") or []]
+        self.backend.put_document(doc)
+        _, ids = self.backend.replace_chunks(doc.id, rows)
+        vectors = [_decode(v) for v in record.get("vectors") or []]
+        if self.table is None or len(vectors) != len(ids):
+            return
+        if any(v is not None and v.shape != (self.dimension,) for v in vectors):
+            raise InvalidInput(f"document {doc.id}: a vector is not {self.dimension}-d")
+        pairs = [(cid, v) for cid, v in zip(ids, vectors, strict=True) if v is not None]
+        if pairs:
+            matrix = np.stack([v for _, v in pairs]).astype(np.float32, copy=False)
+            self.backend.put_vectors(self.table, [cid for cid, _ in pairs], matrix)
+            self.report.vectors += len(pairs)
+
+    def edge(self, record: dict[str, Any]) -> None:
+        try:
+            src, dst, kind = str(record["src"]), str(record["dst"]), str(record["type"])
+            weight = float(record.get("weight", 1.0))
+        except (KeyError, TypeError, ValueError):
+            raise InvalidInput(f"an edge record needs src, dst and type: {record!r}") from None
+        if len(self.backend.get_documents([src, dst])) < 2:
+            return  # an end was not imported (e.g. a tombstone left out of the export)
+        stamp = to_epoch(record.get("created_at")) or now()
+        self.backend.put_edge(src, dst, kind, weight, stamp)
+        self.report.edges += 1
+
+    def finish(self) -> None:
+        if self.fresh and self.lock is not None and self.table is not None:
+            lock = self.lock
+            self.backend.finish_rebuild(
+                EmbedderLock(lock.spec, lock.model_id, lock.dimension, self.table)
+            )
+            self.backend.set_meta(_PENDING, None)
+        self.backend.vectors_reset()
+        # Chunks that came without vectors are embedded here, as a write would have.
+        if self.store.has_embedder:
+            self.report.embedded = self.store.reembed(missing=True)
+
+
+def _document(record: dict[str, Any]) -> Document:
+    data = record.get("document")
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+        raise InvalidInput("a document record needs a document with an id")
+    unknown = set(data) - set(_FIELDS)
+    if unknown:
+        raise InvalidInput(f"unknown document field {', '.join(sorted(unknown))}")
+    text = data.get("text")
+    if not isinstance(text, str):
+        raise InvalidInput(f"document {data['id']}: text must be a string")
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != data.get("content_hash"):
+        raise InvalidInput(f"document {data['id']}: text does not match its content_hash")
+    _check_types(data)
+    values = dict(data)
+    values["participants"] = tuple(data.get("participants") or ())
+    values["tags"] = tuple(data.get("tags") or ())
+    values["metadata"] = dict(data.get("metadata") or {})
+    return Document(**values)
+
+
+def _check_types(data: dict[str, Any]) -> None:
+    """What a stored document may hold, checked before anything reaches the backend."""
+    doc_id = data["id"]
+    for name, value in data.items():
+        if name in _TIMES:
+            if value is not None:
+                to_epoch(value, field=f"document {doc_id}: {name}")
+        elif name in ("source_id", "dedupe_key"):
+            ok = value is None or isinstance(value, str)
+        elif name in ("participants", "tags"):
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        elif name == "metadata":
+            ok = isinstance(value, dict)
+        elif name == "importance":
+            ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+        else:
+            ok = isinstance(value, str)
+        if name not in _TIMES and not ok:
+            raise InvalidInput(f"document {doc_id}: {name} has the wrong type ({value!r})")
+    if data.get("scope", "workspace") not in SCOPES:
+        raise InvalidInput(f"document {doc_id}: unknown scope {data.get('scope')!r}")
+
+
+def _chunk_row(doc: Document, span: Any) -> ChunkRow:
+    try:
+        index, start, end, heading = span
+        chunk = Chunk(index=int(index), start=int(start), end=int(end), heading=str(heading))
+    except (TypeError, ValueError):
+        raise InvalidInput(f"document {doc.id}: a chunk is [index, start, end, heading]") from None
+    if not 0 <= chunk.start <= chunk.end <= len(doc.text):
+        raise InvalidInput(f"document {doc.id}: chunk {chunk.index} lies outside its text")
+    return chunk_row(doc, chunk)

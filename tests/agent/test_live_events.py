@@ -1,0 +1,115 @@
+"""Events: the new kinds, their payloads, the live feed, and nothing for rolled-back writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import trove
+from trove.errors import InvalidInput
+from trove.live import EventFeed
+
+PAYLOAD = {"kind", "id", "namespace", "scope", "session_id", "source", "doc_type", "importance"}
+
+
+def test_every_change_is_an_event_with_source_and_doc_type(kb: trove.Store) -> None:
+    events: list[dict[str, Any]] = []
+    kb.subscribe(events.append)
+    doc = kb.add("hello", source="chat", doc_type="note", source_id="1")
+    kb.add("hello again", source="chat", doc_type="note", source_id="1")
+    kb.delete(doc)
+    kb.restore(doc)
+    kb.delete(doc)
+    kb.add("hello again", source="chat", doc_type="note", source_id="1")  # a write restores
+    kb.delete(doc)
+    assert kb.purge() == 1
+    kinds = [e["kind"] for e in events]
+    assert kinds == [
+        "written",
+        "updated",
+        "deleted",
+        "restored",
+        "deleted",
+        "restored",
+        "deleted",
+        "purged",
+    ]
+    for event in events:
+        assert set(event) == PAYLOAD
+        assert (event["id"], event["source"], event["doc_type"]) == (doc, "chat", "note")
+
+
+def test_reads_are_events_only_when_asked_for(durable_target: str) -> None:
+    with trove.open(durable_target, embedder=None) as quiet:
+        reads: list[dict[str, Any]] = []
+        quiet.subscribe(reads.append, kinds=["retrieved"])
+        doc = quiet.add("a secret", source="vault")
+        quiet.get(doc)
+        quiet.search("secret")
+        assert reads == []
+    with trove.open(durable_target, embedder=None, record_retrievals=True) as audited:
+        audited.subscribe(reads.append, kinds=["retrieved"])
+        ws = audited.workspace("default")
+        ws.write({"text": "a secret", "source": "vault"})  # trove's own checks: no reads
+        audited.update(doc, title="secret")
+        audited.link(doc, ws.add("another"))
+        assert reads == []
+        audited.get(doc)
+        audited.search("secret")
+        assert [(e["kind"], e["id"], e["source"]) for e in reads] == [
+            ("retrieved", doc, "vault"),
+            ("retrieved", doc, "vault"),
+        ]
+
+
+def test_a_rolled_back_write_is_never_heard(tmp_path: Path) -> None:
+    # The feed reads the file's log, written inside the transaction. (In-process
+    # subscribers of a caller's own multi-write transaction: Store.transaction, issue 16.)
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        feed = EventFeed(kb)
+        with pytest.raises(RuntimeError), kb.backend.transaction():
+            kb.add("never committed")
+            raise RuntimeError("roll back")
+        assert feed.poll() == []
+        kb.add("committed")
+        assert [e["kind"] for e in feed.poll()] == ["written"]
+
+
+def test_the_feed_hears_other_connections_and_scopes_to_a_caller(tmp_path: Path) -> None:
+    path = tmp_path / "kb.db"
+    with trove.open(path, embedder=None) as kb, trove.open(path, embedder=None) as other:
+        ana = EventFeed(kb, namespace="ana", session="s1")
+        everyone = EventFeed(kb, kinds=["written"])
+        other.add("ana's", namespace="ana")
+        other.add("bo's", namespace="bo")
+        other.add("for all", namespace="bo", scope="global")
+        other.add("ana s1", namespace="ana", scope="session", session="s1")
+        other.add("ana s2", namespace="ana", scope="session", session="s2")
+        seen = [(e["namespace"], e["scope"], e["session_id"]) for e in ana.wait(5)]
+        assert seen == [
+            ("ana", "workspace", ""),
+            ("bo", "global", ""),
+            ("ana", "session", "s1"),
+        ]
+        assert len(everyone.poll()) == 5
+        with pytest.raises(InvalidInput, match="unknown event kind"):
+            EventFeed(kb, kinds=["exploded"])
+
+
+def test_the_feed_works_in_process_on_postgres(pg_target: str) -> None:
+    with trove.open(pg_target, embedder=None) as kb:
+        feed = EventFeed(kb)
+        doc = kb.add("hello", source="chat")
+        kb.delete(doc)
+        assert [e["kind"] for e in feed.wait(5)] == ["written", "deleted"]
+
+
+def test_the_feed_carries_this_processs_reads(tmp_path: Path) -> None:
+    with trove.open(tmp_path / "kb.db", embedder=None, record_retrievals=True) as kb:
+        doc = kb.add("a secret", namespace="ana", source="vault")
+        with EventFeed(kb, namespace="ana") as feed, EventFeed(kb, namespace="bo") as other:
+            kb.search("secret", namespace="ana")
+            assert [(e["kind"], e["id"]) for e in feed.poll()] == [("retrieved", doc)]
+            assert other.poll() == []

@@ -1,0 +1,84 @@
+"""Query variants: each phrasing searched, lists fused, documents once, best evidence kept."""
+
+from __future__ import annotations
+
+import pytest
+
+import trove
+from trove.errors import InvalidQuery
+from trove.search.variants import MAX_VARIANTS
+
+
+@pytest.fixture
+def kb() -> trove.Store:
+    store = trove.open(":memory:", embedder=None)
+    store.add("Redis was dropped in favour of Postgres queues.", title="queues", source_id="q")
+    store.add("We picked SQLite for the local cache of embeddings.", title="cache", source_id="c")
+    store.add("The standup moved to ten o'clock on Mondays.", title="standup", source_id="s")
+    return store
+
+
+def test_a_variant_finds_what_the_query_alone_misses(kb: trove.Store) -> None:
+    assert kb.search("database decision") == []
+    hits = kb.search("database decision", variants=["sqlite", "redis postgres"])
+    assert {h.source_id for h in hits} == {"c", "q"}
+
+
+def test_each_document_appears_once_with_its_best_evidence(kb: trove.Store) -> None:
+    hits = kb.search("redis", variants=["redis queues postgres", "queues"], explain=True)
+    assert [h.source_id for h in hits] == ["q"]
+    explain = hits[0].explain
+    assert explain is not None
+    assert [v["query"] for v in explain["variants"]] == [
+        "redis",
+        "redis queues postgres",
+        "queues",
+    ]
+    best = max(explain["variants"], key=lambda v: v["score"])
+    assert explain["found_by"] == best["query"]
+    assert hits[0].score == best["score"]
+    assert "keyword" in explain  # each run's own explanation is kept
+
+
+def test_ranking_rewards_documents_found_by_several_variants(kb: trove.Store) -> None:
+    plain = kb.search("standup sqlite")
+    fused = kb.search("standup sqlite", variants=["local sqlite cache", "embeddings cache"])
+    assert plain[0].source_id == "s" or len(plain) == 2
+    assert fused[0].source_id == "c"  # three phrasings agree on it
+
+
+def test_explain_says_which_variant_found_a_document(kb: trove.Store) -> None:
+    hits = kb.search("meeting time", variants=["standup"], explain=True)
+    assert hits[0].source_id == "s"
+    assert hits[0].explain is not None
+    assert hits[0].explain["found_by"] == "standup"
+    assert hits[0].explain["variants"][0]["origin"] == "caller"
+
+
+def test_variants_are_checked(kb: trove.Store) -> None:
+    with pytest.raises(InvalidQuery, match="list of strings"):
+        kb.search("x", variants="sqlite")  # type: ignore[arg-type]
+    with pytest.raises(InvalidQuery, match="at most"):
+        kb.search("x", variants=[f"v{i}" for i in range(MAX_VARIANTS + 1)])
+    with pytest.raises(InvalidQuery, match="expand"):
+        kb.search("x", expand="maybe")
+    # blank variants and repeats of the query cost nothing
+    assert kb.search("redis", variants=["  ", "REDIS"]).variants == ()
+
+
+def test_results_keep_filters_and_limit(kb: trove.Store) -> None:
+    kb.add("SQLite in another namespace", namespace="other")
+    hits = kb.search("sqlite", variants=["redis", "standup"], limit=2)
+    assert len(hits) == 2
+    assert all(h.namespace == "default" for h in hits)
+
+
+def test_links_are_followed_from_the_fused_hits(kb: trove.Store) -> None:
+    [cache] = kb.search("sqlite")
+    [standup] = kb.search("standup")
+    kb.link(cache.doc_id, standup.doc_id)
+    hits = kb.search("embeddings", variants=["local cache"], expand=1)
+    assert [h.source_id for h in hits] == ["c", "s"]
+    assert hits[1].linked_from is not None
+    with pytest.raises(InvalidQuery, match="string"):
+        kb.search(3, variants=["x"])  # type: ignore[arg-type]
