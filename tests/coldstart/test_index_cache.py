@@ -315,3 +315,18 @@ def test_layered_index_merges_base_and_overlay() -> None:
         assert layered.search(q, 7)[0].tolist() == whole.search(q, 7)[0].tolist()
     with pytest.raises(trove.InvalidInput):
         layered.base.add(np.array([99]), vectors[:1])
+
+
+def test_a_save_removes_files_half_written_by_dead_processes(db_path: Path) -> None:
+    _build(db_path)
+    folder = Path(f"{db_path}.trove-index")
+    folder.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    leftover = folder / f".chunk_vec_1.vectors.{dead.pid}.0badf00d.tmp"
+    leftover.write_bytes(b"half")
+    mine = folder / f".chunk_vec_1.vectors.{os.getpid()}.0badf00d.tmp"  # a live writer's
+    mine.write_bytes(b"busy")
+    with trove.open(db_path) as kb:
+        kb.warm()
+    assert not leftover.exists() and mine.exists()

@@ -134,6 +134,7 @@ def save(backend: SQLiteBackend, lock: EmbedderLock, index: VectorIndex) -> bool
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(exist_ok=True)
+        remove_leftovers(path.parent)
         _write(tmp, epoch, lock, index)
         # The epoch commits as the file takes its place: one of the two saving processes
         # wins both, or the file and the epoch disagree and the cache is not used.
@@ -145,6 +146,20 @@ def save(backend: SQLiteBackend, lock: EmbedderLock, index: VectorIndex) -> bool
             tmp.unlink()
         return False
     return True
+
+
+def remove_leftovers(folder: Path) -> None:
+    """Delete half-written files of saving processes that died (kill -9, power loss):
+    each is as large as the cache it was to become."""
+    for leftover in folder.glob(".*.tmp"):
+        try:
+            pid = int(leftover.name.split(".")[-3])
+            os.kill(pid, 0)  # raises if no such process
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        except (ValueError, IndexError, OSError):
+            continue
 
 
 def vector_ids(backend: SQLiteBackend, table: str) -> np.ndarray:

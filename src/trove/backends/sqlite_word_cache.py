@@ -28,6 +28,7 @@ import apsw
 import numpy as np
 
 from ..search.keyword import WordIndex, _Segment
+from .sqlite_index_cache import remove_leftovers
 
 if TYPE_CHECKING:
     from ..search.keyword import Tokenizer
@@ -84,6 +85,7 @@ def save(backend: SQLiteBackend, index: WordIndex) -> bool:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(exist_ok=True)
+        remove_leftovers(path.parent)
         schema = int(backend.conn.execute("PRAGMA user_version")[0][0])
         _write(tmp, epoch, schema, index)
         with backend.transaction():  # the epoch commits as the file takes its place
