@@ -106,7 +106,12 @@ def test_rm_restore_purge(run) -> None:
     run("restore", doc_id)
     run("get", doc_id)
     run("rm", doc_id)
-    assert json.loads(run("purge", "--json").stdout) == {"purged": 1}
+    assert json.loads(run("purge", "--dry-run", "--json").stdout) == {
+        "purged": 0,
+        "would_purge": 1,
+    }
+    assert "nothing purged" in run("purge", input="n\n", code=1).stderr
+    assert json.loads(run("purge", "--yes", "--json").stdout) == {"purged": 1}
 
 
 def test_stats(run) -> None:
@@ -117,6 +122,7 @@ def test_stats(run) -> None:
 
 
 def test_errors_are_messages_with_nonzero_exit(run, tmp_path: Path) -> None:
+    run("add", "a store to be wrong about")
     assert "no document with id 'nope'" in run("get", "nope", code=1).stderr
     assert "no document with id 'nope'" in run("rm", "nope", code=1).stderr
     assert "is not one of" in run("search", "x", "--mode", "psychic", code=2).stderr

@@ -222,11 +222,21 @@ def test_global_items_are_readable_everywhere_writable_only_if_allowed(kb: trove
 
 def test_author_tier_is_stamped_never_taken_from_input(kb: trove.Store) -> None:
     agent = kb.workspace("ana", author_tier="llm")
-    doc_id = agent.write({"text": "a claim", "author_tier": "human"})
+    with pytest.raises(InvalidInput, match="author_tier cannot be set"):
+        agent.write({"text": "a claim", "author_tier": "human"})
+    doc_id = agent.write({"text": "a claim"})
     assert kb.get(doc_id).author_tier == "llm"  # type: ignore[union-attr]
-    agent.update(doc_id, text="a revised claim", author_tier="human")
-    assert kb.get(doc_id).author_tier == "llm"  # type: ignore[union-attr]
+    with pytest.raises(InvalidInput, match="author_tier cannot be set"):
+        agent.update(doc_id, text="a revised claim", author_tier="human")
     assert kb.get(kb.add("library write")).author_tier == "explicit"  # type: ignore[union-attr]
+
+
+def test_an_edit_keeps_the_original_author_tier(kb: trove.Store) -> None:
+    human = kb.workspace("ana", author_tier="human")
+    doc_id = human.add("the human's note")
+    kb.workspace("ana", author_tier="llm").update(doc_id, text="the human's note, edited")
+    doc = kb.get(doc_id)
+    assert doc is not None and doc.text.endswith("edited") and doc.author_tier == "human"
 
 
 def test_denied_writes_and_deletes(kb: trove.Store) -> None:

@@ -85,32 +85,51 @@ def __getattr__(name: str) -> Any:
 __version__ = "0.1.0"
 
 
-def open(target: str | os.PathLike[str], **options: Any) -> Store:
+def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any) -> Store:
     """Open (or create) a store: a file path, ``":memory:"``, or a PostgreSQL URL
     (``postgresql://user@host/db?schema=NAME``; needs the ``postgres`` extra).
 
-    Options: ``embedder`` (``"auto"``: the file's own, else ``default_embedder``; a
-    name, an :class:`~trove.embedders.Embedder`, or None for keyword only),
-    ``default_embedder`` (``"default"``), ``fusion``,
+    ``create=False`` refuses a missing file (``StoreError`` naming it) instead of
+    creating an empty store. Options: ``embedder`` (``"auto"``: the file's own, else
+    ``default_embedder``; a name, an :class:`~trove.embedders.Embedder`, or None for
+    keyword only), ``default_embedder`` (``"default"``), ``fusion``,
     ``keyword_weight``, ``chunk_chars``, ``chunk_overlap``, ``author_tier``,
     ``busy_timeout_ms``, ``llm`` (a :class:`~trove.llm.ChatModel`, ``"openai:MODEL"``, or
     None; default ``$TROVE_LLM``), ``record_retrievals`` (``retrieved`` events for every
-    search and get; default ``$TROVE_RECORD_RETRIEVALS``).
+    search and get; default ``$TROVE_RECORD_RETRIEVALS``). They are checked before
+    anything is created, and an open that fails leaves no file behind.
     """
     from .backends.base import Backend
     from .backends.postgres_url import is_postgres
+    from .opening import check_options, is_new_file, remove_created, require_existing
 
+    check_options(options)
     busy = options.pop("busy_timeout_ms", 5000)
+    path = os.fspath(target)
     backend: Backend
-    if is_postgres(os.fspath(target)):
+    if is_postgres(path):
         # Imported only here: the core never needs psycopg (the ``postgres`` extra).
         from .backends.postgres import PostgresBackend
 
-        backend = PostgresBackend(os.fspath(target))
-    else:
-        from .backends.sqlite import SQLiteBackend
+        return _with(PostgresBackend(path), options)
+    from .backends.sqlite import SQLiteBackend
 
-        backend = SQLiteBackend(os.fspath(target), busy_timeout_ms=busy)
+    new = is_new_file(path)
+    if new and not create:
+        require_existing(path)
+    try:
+        backend = SQLiteBackend(path, busy_timeout_ms=busy)
+    except BaseException:
+        remove_created(path, existed=not new)
+        raise
+    try:
+        return _with(backend, options)
+    except BaseException:
+        remove_created(path, existed=not new)
+        raise
+
+
+def _with(backend: Any, options: dict[str, Any]) -> Store:
     from .store import Store
 
     try:

@@ -94,10 +94,15 @@ class Store:
     # --- lifecycle --------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the store; using it afterwards raises ``StoreError`` (closing again is fine)."""
+        from .opening import ClosedBackend
+
         if isinstance(self._llm, ChatModel):
             self._llm.close()
         self._pool.shutdown()
         self.backend.close()
+        closed: Any = ClosedBackend()
+        self.backend = self.vectors.backend = closed
 
     def warm(self) -> None:
         """Load the in-memory search indexes now, so the first queries do not wait.
@@ -273,9 +278,11 @@ class Store:
             embedder, missing=missing, batch_size=batch_size, progress=progress
         )
 
-    def update(self, doc_id: str, *, author_tier: str | None = None, **changes: Any) -> str:
+    def update(self, doc_id: str, **changes: Any) -> str:
         """Change a document's ``text``, ``title``, ``tags``, ``metadata`` (replaced),
-        ``importance``, ``expires_at`` or ``ttl``; its id, provenance and created_at stay.
+        ``importance``, ``expires_at`` or ``ttl``; its id, provenance, ``author_tier``
+        (who wrote it: an agent's edit of a human's note leaves it the human's) and
+        created_at stay.
 
         Scope, dedupe key, namespace and provenance cannot change (``InvalidInput``).
         """
@@ -293,7 +300,7 @@ class Store:
         item.update(changes)
         if "ttl" in changes:
             item.pop("expires_at", None)
-        doc = writer.prepare(item, author_tier=author_tier or self.author_tier, doc_id=doc_id)
+        doc = writer.prepare(item, author_tier=old.author_tier, doc_id=doc_id)
         writer.write_batch(self, [doc])
         return doc_id
 
@@ -339,7 +346,11 @@ class Store:
         if src == dst:
             raise InvalidInput("a document cannot link to itself")
         self.backend.put_edge(src, dst, type, float(weight), now())
-        return Edge(src, dst, type, float(weight))
+        # Read back: a link made again keeps its first created_at.
+        for edge in self.backend.edges_of([src], type):
+            if edge.src == src and edge.dst == dst:
+                return edge
+        return Edge(src, dst, type, float(weight))  # pragma: no cover - just written
 
     def unlink(self, src: str, dst: str, type: str | None = None) -> int:
         """Remove the edges from ``src`` to ``dst`` (of one type, or all); returns how many."""
@@ -574,9 +585,11 @@ class Store:
             weight = CJK_KEYWORD_WEIGHT if "cjk" in scripts else KEYWORD_WEIGHT
         return {"keyword": weight, "semantic": round(1.0 - weight, 9)}  # 0.3, not 0.30...04
 
-    def stats(self, namespace: str | None = None) -> Stats:
-        """Counts and sizes (of one namespace, if given); never loads an embedding model."""
-        data = self.backend.stats(now(), namespace)
+    def stats(self, namespace: str | None = None, *, session: str | None = None) -> Stats:
+        """Counts and sizes (of one namespace, if given); never loads an embedding model.
+
+        ``session`` counts only that session's session-scoped items (``""``: none)."""
+        data = self.backend.stats(now(), namespace, session)
         lock = self.backend.vector_lock()
         return Stats(
             **data,

@@ -5,6 +5,10 @@ once: the namespace is fixed by configuration (never chosen by the caller), sess
 are private to their session, global items are readable everywhere but writable only with
 ``allow_global``, ``author_tier`` is stamped here, and anything outside the workspace looks
 exactly like something that does not exist.
+
+The session rule, in one place (:meth:`Workspace.reader_session`): a caller without a
+session sees no session-scoped item at all. Only the library's own ``Store`` (the
+owner's view, outside any workspace) reads every session.
 """
 
 from __future__ import annotations
@@ -20,8 +24,12 @@ from .models import Document, Edge, Hit, Page, Stats
 if TYPE_CHECKING:
     from .store import Store
 
-# Fields a caller may never set: the workspace decides them.
-_STAMPED = ("namespace", "session", "author_tier")
+# Fields a caller may never send: the workspace decides them, and a value the caller
+# believes was applied but was not is worse than a refusal.
+_STAMPED = ("session", "author_tier")
+# The session filter of a reader without a session. Every session-scoped item has a
+# non-empty session id, so it matches none of them (None would match all of them).
+NO_SESSION = ""
 
 
 class Workspace:
@@ -58,13 +66,22 @@ class Workspace:
         doc = self.store.get(doc_id)
         return doc if doc is not None and self._visible(doc) else None
 
+    @property
+    def reader_session(self) -> str:
+        """The session filter every read of this workspace uses (see the module doc)."""
+        return self.session or NO_SESSION
+
     def search(self, query: str, **options: Any) -> builtins.list[Hit]:
         self._own_namespace(options.pop("namespace", None))
-        return self.store.search(query, namespace=self.namespace, session=self.session, **options)
+        _refuse_stamped(options)
+        return self.store.search(
+            query, namespace=self.namespace, session=self.reader_session, **options
+        )
 
     def list(self, **options: Any) -> Page:
         self._own_namespace(options.pop("namespace", None))
-        return self.store.list(self.namespace, session=self.session, **options)
+        _refuse_stamped(options)
+        return self.store.list(self.namespace, session=self.reader_session, **options)
 
     def neighbors(self, doc_id: str, type: str | None = None) -> builtins.list[Edge]:
         self._require(doc_id)
@@ -73,7 +90,7 @@ class Workspace:
         return [e for e, doc in zip(edges, other, strict=True) if doc and self._visible(doc)]
 
     def stats(self) -> Stats:
-        return self.store.stats(namespace=self.namespace)
+        return self.store.stats(namespace=self.namespace, session=self.reader_session)
 
     # --- writing ----------------------------------------------------------------------
 
@@ -84,8 +101,9 @@ class Workspace:
         """Add or upsert one item; returns its id."""
         self._writable()
         check_content(item.get("text"), self.max_content_tokens)
-        fields = {k: v for k, v in item.items() if k not in _STAMPED}
-        self._own_namespace(item.get("namespace"))
+        _refuse_stamped(item)
+        fields = dict(item)
+        self._own_namespace(fields.pop("namespace", None))
         if fields.get("scope") == "global" and not self.allow_global:
             raise Forbidden("this caller may not write global items")
         if fields.get("scope") == "session":
@@ -105,17 +123,22 @@ class Workspace:
         doc = self._require(doc_id)
         if doc.scope == "global" and not self.allow_global:
             raise Forbidden("this caller may not change global items")
-        for name in _STAMPED:
-            changes.pop(name, None)
-        return self.store.update(doc_id, author_tier=self.author_tier, **changes)
+        _refuse_stamped(changes)
+        self._own_namespace(changes.pop("namespace", None))
+        return self.store.update(doc_id, **changes)
 
-    def delete(self, doc_id: str) -> None:
+    def delete(self, doc_id: str) -> bool:
+        """Tombstone an item; False when it was already deleted (deleting is idempotent)."""
         if not self.allow_delete:
             raise Forbidden("deletes are not allowed for this caller")
+        stored = self.store.backend.get_document(doc_id, with_text=False)
+        if stored is not None and stored.deleted_at is not None and self._visible(stored):
+            return False
         doc = self._require(doc_id)
         if doc.scope == "global" and not self.allow_global:
             raise Forbidden("this caller may not delete global items")
         self.store.delete(doc_id)
+        return True
 
     def link(self, src: str, dst: str, type: str = "relates_to", weight: float = 1.0) -> Edge:
         self._writable()
@@ -136,7 +159,7 @@ class Workspace:
             return True
         if doc.namespace != self.namespace:
             return False
-        return doc.scope != "session" or doc.session_id == self.session
+        return doc.scope != "session" or doc.session_id == self.reader_session
 
     def _require(self, doc_id: str) -> Document:
         doc = self.store.peek(doc_id)
@@ -157,3 +180,12 @@ class Workspace:
         from . import writer
 
         return writer.prepare(fields).id
+
+
+def _refuse_stamped(fields: Mapping[str, Any]) -> None:
+    sent = [name for name in _STAMPED if name in fields]
+    if sent:
+        raise InvalidInput(
+            f"{', '.join(sent)} cannot be set by a caller: the server decides it "
+            "(the session comes from the connection, the author tier from the token)"
+        )

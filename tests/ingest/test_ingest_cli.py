@@ -32,7 +32,7 @@ def test_summary_names_problems_and_counts_unsupported_types(run: Run, vault: Pa
     (vault / "c.jsonl").write_text('{"text": "ok"}\n{broken\n', encoding="utf-8")
     for name in ("x.png", "y.png", "z.docx"):
         (vault / name).write_bytes(b"\x00binary")
-    result = run("ingest", str(vault))
+    result = run("ingest", str(vault), code=1)  # a failed record: non-zero, summary printed
     assert "skipped b.txt: not valid UTF-8 (byte 0)" in result.stderr
     assert "failed c.jsonl#line 2: not valid JSON" in result.stderr
     assert "skipped 3 files of unsupported types (.png 2, .docx 1)" in result.stderr

@@ -110,7 +110,7 @@ def test_cli_refuses_an_open_server_on_another_address(tmp_path: Path) -> None:
     runner = CliRunner()
     db = str(tmp_path / "kb.db")
     for command in ("serve", "mcp"):
-        args = ["--db", db, "--embedder", "none", command, "--host", "0.0.0.0"]
+        args = ["--db", db, "--embedder", "none", command, "--create", "--host", "0.0.0.0"]
         if command == "mcp":
             args += ["--transport", "http"]
         result = runner.invoke(cli, args, env={"TROVE_TOKEN": None})

@@ -175,7 +175,7 @@ def test_ctrl_c_stops_the_server_with_a_stream_open(tmp_path: Path) -> None:
     trove_cli = str(Path(sys.executable).with_name("trove"))
     db = str(tmp_path / "kb.db")
     server = subprocess.Popen(
-        [trove_cli, "--db", db, "--embedder", "none", "serve", "--port", str(port)],
+        [trove_cli, "--db", db, "--embedder", "none", "serve", "--create", "--port", str(port)],
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -85,8 +85,8 @@ def test_missing_or_wrong_token_is_refused(url: str) -> None:
         error(c.get("/v1/stats"), 401, "unauthorized")
 
 
-def test_openapi_schema_is_published(url: str) -> None:
-    schema = httpx.get(f"{url}/openapi.json").json()
+def test_openapi_schema_is_published(url: str, ana: httpx.Client) -> None:
+    schema = ana.get("/openapi.json").json()
     for path in ("/v1/search", "/v1/items", "/v1/items/{doc_id}", "/v1/links", "/v1/stats"):
         assert path in schema["paths"]
     assert "HTTPBearer" in schema["components"]["securitySchemes"]
@@ -146,11 +146,15 @@ def test_session_items_stay_in_their_session(url: str) -> None:
 
 def test_author_tier_comes_from_the_token_not_the_input(url: str, ana: httpx.Client) -> None:
     body = {"text": "claimed to be human", "author_tier": "human"}
-    doc_id = ana.post("/v1/items", json=body).json()["id"]
-    assert ana.get(f"/v1/items/{doc_id}").json()["author_tier"] == "explicit"
+    assert "author_tier" in error(ana.post("/v1/items", json=body), 422, "invalid_input")
     with client(url, HUMAN) as human:
         doc_id = human.post("/v1/items", json={"text": "typed by a person"}).json()["id"]
     assert ana.get(f"/v1/items/{doc_id}").json()["author_tier"] == "human"
+    # An edit by another tier leaves the item its author's.
+    ana.patch(f"/v1/items/{doc_id}", json={"text": "typed by a person, edited"})
+    assert ana.get(f"/v1/items/{doc_id}").json()["author_tier"] == "human"
+    patch = ana.patch(f"/v1/items/{doc_id}", json={"author_tier": "explicit"})
+    error(patch, 422, "invalid_input")
 
 
 def test_denied_writes_and_deletes(url: str, ana: httpx.Client) -> None:
@@ -225,12 +229,16 @@ def test_delete_link_neighbors_expand_and_stats(ana: httpx.Client) -> None:
     edge = ana.post("/v1/links", json={"src": a, "dst": b, "type": "derived_from"}).json()
     assert (edge["src"], edge["dst"], edge["type"]) == (a, b, "derived_from")
     assert [e["dst"] for e in ana.get(f"/v1/items/{a}/links").json()["edges"]] == [b]
-    hits = ana.post("/v1/search", json={"query": "drop redis", "expand": 1}).json()["hits"]
+    body = {"query": "drop redis", "expand": 1, "mode": "keyword"}
+    hits = ana.post("/v1/search", json=body).json()["hits"]
     linked = {h["doc_id"]: h.get("linked_from") for h in hits}
     assert linked[b] == {"doc_id": a, "type": "derived_from", "weight": 1.0}
     assert ana.delete("/v1/links", params={"src": a, "dst": b}).json() == {"removed": 1}
-    assert ana.delete(f"/v1/items/{b}").json() == {"id": b, "deleted": True}
+    first = {"id": b, "deleted": True, "already_deleted": False}
+    assert ana.delete(f"/v1/items/{b}").json() == first
     error(ana.get(f"/v1/items/{b}"), 404, "not_found")
+    # Deleting again is a success that says so (idempotent, as the MCP tool promises).
+    assert ana.delete(f"/v1/items/{b}").json() == {**first, "already_deleted": True}
     stats = ana.get("/v1/stats").json()
     assert stats["by_namespace"].keys() == {"ana"} and stats["documents"] >= 1
 

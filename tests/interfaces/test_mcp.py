@@ -156,6 +156,9 @@ def test_tools_have_schemas_descriptions_and_hints(ana: Mcp) -> None:
         hints = tools[name].annotations
         assert hints.read_only_hint is False and hints.destructive_hint is True
     assert tools["knowledge_link"].annotations.destructive_hint is False
+    for tool in tools.values():
+        assert tool.input_schema["additionalProperties"] is False, tool.name
+    assert {"author", "doc_type"} <= set(tools["knowledge_search"].input_schema["properties"])
 
 
 def test_an_agent_writes_a_memory_and_finds_it(ana: Mcp) -> None:
@@ -175,14 +178,29 @@ def test_an_agent_writes_a_memory_and_finds_it(ana: Mcp) -> None:
 
 
 def test_the_model_cannot_choose_namespace_or_author_tier(ana: Mcp, db: Path) -> None:
-    doc_id = ana.call(
+    message = ana.fail(
         "knowledge_write", text="planted for bo", namespace="bo", author_tier="human"
-    )["id"]
+    )
+    assert message.startswith("invalid_request: ")
+    assert "namespace: unknown argument" in message and "author_tier" in message
+    doc_id = ana.call("knowledge_write", text="planted for ana")["id"]
     with library(db) as kb:
         doc = kb.get(doc_id)
         assert doc is not None and (doc.namespace, doc.author_tier) == ("ana", "llm")
         assert kb.workspace("bo").search("planted") == []
         assert kb.workspace("bo").list().items == []
+
+
+def test_unknown_arguments_are_errors_and_author_doc_type_filter(ana: Mcp, db: Path) -> None:
+    message = ana.fail("knowledge_search", query="x", authr=["ana"])
+    assert message == "invalid_request: authr: unknown argument"
+    with library(db) as kb:
+        kb.workspace("ana").add("memo by zed about otters", author="zed", doc_type="memo")
+        kb.workspace("ana").add("email by amy about otters", author="amy", doc_type="email")
+    found = ana.call("knowledge_search", query="otters", mode="keyword", author=["zed"])
+    assert [r["author"] for r in found["results"]] == ["zed"]
+    found = ana.call("knowledge_search", query="otters", mode="keyword", doc_type=["email"])
+    assert [r["author"] for r in found["results"]] == ["amy"]
 
 
 def test_session_items_are_invisible_to_other_sessions(ana: Mcp, ana_other_session: Mcp) -> None:
@@ -223,7 +241,9 @@ def test_update_keeps_the_id_and_cannot_change_scope(ana: Mcp) -> None:
     first = ana.call("knowledge_write", text="timezone: UTC", dedupe_key="user:tz")
     again = ana.call("knowledge_write", text="timezone: CET", dedupe_key="user:tz")
     assert again["id"] == first["id"]
-    updated = ana.call("knowledge_update", id=first["id"], text="timezone: JST", scope="global")
+    message = ana.fail("knowledge_update", id=first["id"], text="x", scope="global")
+    assert message == "invalid_request: scope: unknown argument"
+    updated = ana.call("knowledge_update", id=first["id"], text="timezone: JST")
     assert updated == {"id": first["id"]}
     doc = ana.call("knowledge_get", id=first["id"])
     assert (doc["text"], doc["scope"], doc["dedupe_key"]) == (
@@ -259,11 +279,20 @@ def test_link_expand_and_delete(ana: Mcp) -> None:
     results = ana.call("knowledge_search", expand=1, **query)["results"]
     linked = {r["id"]: r.get("linked_from") for r in results}
     assert linked[evidence]["doc_id"] == decision
-    assert ana.call("knowledge_delete", id=evidence) == {"id": evidence, "deleted": True}
+    deleted = {"id": evidence, "deleted": True, "already_deleted": False}
+    assert ana.call("knowledge_delete", id=evidence) == deleted
     assert "not_found" in ana.fail("knowledge_get", id=evidence)
+    # Idempotent, as the tool's annotation promises: the second delete says so.
+    assert ana.call("knowledge_delete", id=evidence) == {**deleted, "already_deleted": True}
 
 
 def test_bad_arguments_get_a_readable_error(ana: Mcp) -> None:
+    for message in (
+        ana.fail("knowledge_search", query="x", limit=500),
+        ana.fail("knowledge_search", query="x", mode="fuzzy"),
+    ):
+        assert message.startswith("invalid_request: ")
+        assert "pydantic" not in message and "http" not in message
     assert "limit" in ana.fail("knowledge_search", query="x", limit=500)
     assert "mode" in ana.fail("knowledge_search", query="x", mode="fuzzy")
     assert "invalid_query" in ana.fail("knowledge_list", cursor="garbage!")
@@ -271,7 +300,8 @@ def test_bad_arguments_get_a_readable_error(ana: Mcp) -> None:
 
 
 def test_denied_writes_and_deletes_are_not_offered(tmp_path: Path) -> None:
-    with stdio(tmp_path / "kb.db", "--deny-write", "--deny-delete", log=tmp_path / "log") as mcp:
+    args = ("--create", "--deny-write", "--deny-delete")
+    with stdio(tmp_path / "kb.db", *args, log=tmp_path / "log") as mcp:
         assert set(mcp.tools()) == {
             "knowledge_search",
             "knowledge_get",
@@ -296,6 +326,10 @@ def test_streamable_http_needs_a_token_and_gives_each_session_its_own(
         app = RequireToken(create_server(kb, config).streamable_http_app(), config)
         with serve(app) as url:
             assert httpx2.post(f"{url}/mcp", json={}).status_code == 401
+            # A token with non-ASCII characters is a wrong token (401), not a crash (500).
+            accented = {"Authorization": "Bearer tökén-0123456789".encode()}
+            response = httpx2.post(f"{url}/mcp", json={}, headers=accented)  # type: ignore[arg-type]
+            assert response.status_code == 401
 
             with over_http(f"{url}/mcp", TOKEN) as one, over_http(f"{url}/mcp", TOKEN) as two:
                 note = one.call("knowledge_write", text="http session note", scope="session")
@@ -347,7 +381,7 @@ def test_knowledge_probe_reports_recall_and_contract_lines(ana: Mcp) -> None:
 def test_agent_writes_over_the_token_limit_are_refused(tmp_path: Path) -> None:
     config = tmp_path / "trove.toml"
     config.write_text("[limits]\nmax_content_tokens = 50\nmax_result_tokens = 200\n")
-    args = ["--config", str(config)]
+    args = ["--create", "--config", str(config)]
     with stdio(tmp_path / "kb.db", *args, log=tmp_path / "log") as mcp:
         message = mcp.fail("knowledge_write", text="word " * 300)
         assert "content_too_large: text is about" in message

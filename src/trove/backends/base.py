@@ -101,7 +101,9 @@ class Backend(Protocol):
         limit: int,
         include_deleted: bool,
     ) -> list[Document]: ...
-    def stats(self, now: float, namespace: str | None = None) -> dict[str, Any]: ...
+    def stats(
+        self, now: float, namespace: str | None = None, session: str | None = None
+    ) -> dict[str, Any]: ...
 
     # keyword search and filtering
     def keyword_search(

@@ -373,11 +373,17 @@ class PostgresBackend(PostgresVectors, PostgresSearch):
 
     # --- statistics -------------------------------------------------------------------
 
-    def stats(self, now: float, namespace: str | None = None) -> dict[str, Any]:
-        """Counts and sizes, of the whole schema or of one namespace."""
-        mine = "(%(ns)s::text IS NULL OR namespace = %(ns)s)"
+    def stats(
+        self, now: float, namespace: str | None = None, session: str | None = None
+    ) -> dict[str, Any]:
+        """Counts and sizes, of the whole schema or of one namespace (and session, if
+        given: other sessions' items are not counted)."""
+        mine = (
+            "(%(ns)s::text IS NULL OR namespace = %(ns)s) AND (%(session)s::text IS NULL "
+            "OR scope <> 'session' OR session_id = %(session)s)"
+        )
         live = f"{mine} AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > %(now)s)"
-        args = {"ns": esc_opt(namespace), "now": now}
+        args = {"ns": esc_opt(namespace), "now": now, "session": esc_opt(session)}
 
         def count(where: str) -> int:
             row = self.one(f"SELECT count(*) FROM document WHERE {where}", args)
@@ -391,7 +397,8 @@ class PostgresBackend(PostgresVectors, PostgresSearch):
 
         chunks = self.one(
             "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "
-            "WHERE %(ns)s::text IS NULL OR d.namespace = %(ns)s",
+            "WHERE (%(ns)s::text IS NULL OR d.namespace = %(ns)s) AND (%(session)s::text IS NULL "
+            "OR d.scope <> 'session' OR d.session_id = %(session)s)",
             args,
         )
         text_bytes = self.one(

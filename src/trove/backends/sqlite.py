@@ -298,14 +298,6 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             self.vectors_reset()
         return ids
 
-    def find_by_hash(self, namespace: str, source: str, content_hash: str) -> list[Document]:
-        rows = self.conn.execute(
-            f"SELECT {', '.join(_HEADER_COLUMNS)} FROM document "
-            "WHERE namespace = ? AND content_hash = ? AND source = ?",
-            (namespace, content_hash, source),
-        )
-        return [_document(_HEADER_COLUMNS, row) for row in rows]
-
     def source_hashes(self, namespace: str, source: str) -> dict[str, tuple[str, str, bool]]:
         """source_id -> (doc id, content hash, deleted) for every document of a source."""
         rows = self.conn.execute(
@@ -552,11 +544,17 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
 
     # --- statistics -------------------------------------------------------------------
 
-    def stats(self, now: float, namespace: str | None = None) -> dict[str, Any]:
-        """Counts and sizes, of the whole file or of one namespace."""
-        mine = "(?1 IS NULL OR namespace = ?1)"
+    def stats(
+        self, now: float, namespace: str | None = None, session: str | None = None
+    ) -> dict[str, Any]:
+        """Counts and sizes, of the whole file or of one namespace (and session, if given:
+        other sessions' items are not counted)."""
+        mine = (
+            "(?1 IS NULL OR namespace = ?1) "
+            "AND (?3 IS NULL OR scope != 'session' OR session_id = ?3)"
+        )
         live = f"{mine} AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)"
-        args = (namespace, now)
+        args = (namespace, now, session)
 
         def count(where: str) -> int:
             return int(self._scalar(f"SELECT count(*) FROM document WHERE {where}", args))
@@ -574,12 +572,14 @@ class SQLiteBackend(VectorStorage, MemoryStorage):
             )
         chunks = self._scalar(
             "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "
-            "WHERE ?1 IS NULL OR d.namespace = ?1",
-            args[:1],
+            "WHERE (?1 IS NULL OR d.namespace = ?1) AND ?2 IS NOT NULL "
+            "AND (?3 IS NULL OR d.scope != 'session' OR d.session_id = ?3)",
+            args,
         )
         text_bytes = self._scalar(
-            f"SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM document WHERE {mine}",
-            args[:1],
+            "SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM document "
+            f"WHERE {mine} AND ?2 IS NOT NULL",
+            args,
         )
         return {
             "documents": count(live),

@@ -18,12 +18,16 @@ from rich.text import Text
 import trove
 
 from ..backends.postgres_url import is_postgres, redact
-from ..errors import TroveError
+from ..errors import NotFound, TroveError
 from ..models import Hit
 from ..search import snippet
+from .argv import reorder
+from .guard import error_code
 
 F = TypeVar("F", bound=Callable[..., Any])
-console = Console()
+# soft_wrap: lines are never broken at the console width (piped output stays one line
+# per field; a terminal wraps long lines itself).
+console = Console(soft_wrap=True)
 errors = Console(stderr=True)
 
 
@@ -42,9 +46,34 @@ def emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
+class Failed(click.ClickException):
+    """A library error: ``Error: code: message`` on stderr, or with --json the same
+    ``{"error": {"code", "message"}}`` body as HTTP (on stdout); exit status 1."""
+
+    def __init__(self, exc: TroveError, *, as_json: bool) -> None:
+        super().__init__(str(exc))
+        self.code = error_code(exc)[1]
+        self.as_json = as_json
+
+    def show(self, file: Any = None) -> None:
+        if self.as_json:
+            emit({"error": {"code": self.code, "message": self.message}})
+        else:
+            click.echo(f"Error: {self.code}: {self.message}", err=True)
+
+
+def fail(exc: TroveError) -> Failed:
+    """``raise fail(NotFound(...))`` from a command: reported as open_store reports."""
+    ctx = click.get_current_context()
+    return Failed(exc, as_json=bool(ctx.params.get("as_json")))
+
+
 @contextmanager
-def open_store(ctx: click.Context) -> Iterator[trove.Store]:
-    """The store named by --db; library errors in the block become a clean message."""
+def open_store(ctx: click.Context, *, create: bool = True) -> Iterator[trove.Store]:
+    """The store named by --db; library errors in the block become a clean message.
+
+    Commands that only read pass ``create=False``: a mistyped --db is an error naming
+    the path, not a new empty store."""
     try:
         # --embedder chooses the model of a new store; an existing one keeps its own.
         name = ctx.obj["embedder"]
@@ -52,10 +81,10 @@ def open_store(ctx: click.Context) -> Iterator[trove.Store]:
             options: dict[str, Any] = {"embedder": None}
         else:
             options = {"default_embedder": "default" if name == "auto" else name}
-        with trove.open(ctx.obj["db"], **options) as kb:
+        with trove.open(ctx.obj["db"], create=create, **options) as kb:
             yield kb
     except TroveError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise fail(exc) from None
 
 
 def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
@@ -71,7 +100,14 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
     return found
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class TroveGroup(click.Group):
+    """Global options (--db, --embedder) may also follow the command."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, reorder(self, ctx, args))
+
+
+@click.group(cls=TroveGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
     envvar="TROVE_DB",
@@ -168,7 +204,7 @@ def search(
         filters["metadata"] = _pairs(meta, "--meta")
     if filters.get("expand") == "off":
         filters["expand"] = 0
-    with open_store(ctx) as kb:
+    with open_store(ctx, create=False) as kb:
         hits = kb.search(query, **filters)
     if getattr(hits, "degraded", None):
         errors.print(f"warning: not expanded ({hits.warning})")
@@ -197,8 +233,12 @@ def _print_hit(rank: int, hit: Hit) -> None:
     line.append(f"  {where}  {hit.doc_id}  {hit.score:.2f}", style="dim")
     console.print(line)
     body = Text("    ")
-    for i, part in enumerate(hit.snippet.replace(snippet.CLOSE, snippet.OPEN).split(snippet.OPEN)):
-        body.append(part, style="bold yellow" if i % 2 else "")
+    if not console.is_terminal:  # piped: keep the «match» markers, styles would vanish
+        body.append(hit.snippet)
+    else:
+        parts = hit.snippet.replace(snippet.CLOSE, snippet.OPEN).split(snippet.OPEN)
+        for i, part in enumerate(parts):
+            body.append(part, style="bold yellow" if i % 2 else "")
     console.print(body)
 
 
@@ -208,10 +248,10 @@ def _print_hit(rank: int, hit: Hit) -> None:
 @click.pass_context
 def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
     """Print a document's text exactly as stored (--json: with its provenance)."""
-    with open_store(ctx) as kb:
+    with open_store(ctx, create=False) as kb:
         doc = kb.get(doc_id)
     if doc is None:
-        raise click.ClickException(f"no document with id {doc_id!r}")
+        raise fail(NotFound(f"no document with id {doc_id!r}"))
     if as_json:
         emit(doc.to_dict())
     else:
@@ -224,14 +264,25 @@ def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def rm(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
-    """Delete documents (tombstone; `trove restore` brings them back until `trove purge`)."""
-    with open_store(ctx) as kb:
+    """Delete documents (tombstone; `trove restore` brings them back until `trove purge`).
+
+    Every id is tried; the command fails (exit 1) if any could not be deleted."""
+    done, failed = [], {}
+    with open_store(ctx, create=False) as kb:
         for doc_id in doc_ids:
-            kb.delete(doc_id)
+            try:
+                kb.delete(doc_id)
+                done.append(doc_id)
+            except TroveError as exc:
+                failed[doc_id] = {"code": error_code(exc)[1], "message": str(exc)}
     if as_json:
-        emit({"deleted": list(doc_ids)})
+        emit({"deleted": done, "failed": failed})
     else:
-        console.print(f"deleted {len(doc_ids)} document(s)")
+        console.print(f"deleted {len(done)} document(s)")
+        for message in failed.values():
+            errors.print(f"{message['code']}: {message['message']}", highlight=False)
+    if failed:
+        ctx.exit(1)
 
 
 @cli.command()
@@ -239,25 +290,45 @@ def rm(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
 @json_option
 @click.pass_context
 def restore(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
-    """Undo `trove rm`."""
-    with open_store(ctx) as kb:
+    """Undo `trove rm` (a document that is not deleted is reported as such)."""
+    done, live = [], []
+    with open_store(ctx, create=False) as kb:
         for doc_id in doc_ids:
-            kb.restore(doc_id)
+            if kb.get(doc_id) is not None:
+                live.append(doc_id)
+            else:
+                kb.restore(doc_id)
+                done.append(doc_id)
     if as_json:
-        emit({"restored": list(doc_ids)})
-    else:
-        console.print(f"restored {len(doc_ids)} document(s)")
+        emit({"restored": done, "not_deleted": live})
+        return
+    console.print(f"restored {len(done)} document(s)")
+    for doc_id in live:
+        errors.print(f"{doc_id} is not deleted: nothing to restore", highlight=False)
 
 
 @cli.command()
+@click.option("--dry-run", is_flag=True, help="Say how many would go; remove nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @click.pass_context
-def purge(ctx: click.Context, as_json: bool) -> None:
-    """Remove deleted and expired documents for good."""
-    with open_store(ctx) as kb:
-        count = kb.purge()
+def purge(ctx: click.Context, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Remove deleted and expired documents for good (asks first unless --yes)."""
+    with open_store(ctx, create=False) as kb:
+        data = kb.stats()
+        pending = data.deleted + data.expired
+        if dry_run or not pending:
+            count = 0
+        elif not yes and not click.confirm(
+            f"remove {pending} deleted or expired document(s) for good?", err=True
+        ):
+            raise click.ClickException("nothing purged (answer y, or pass --yes)")
+        else:
+            count = kb.purge()
     if as_json:
-        emit({"purged": count})
+        emit({"purged": count, "would_purge": pending} if dry_run else {"purged": count})
+    elif dry_run:
+        console.print(f"would purge {pending} document(s)")
     else:
         console.print(f"purged {count} document(s)")
 
@@ -271,7 +342,7 @@ def purge(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) -> None:
     """Rebuild the vectors (switching embedder in one step), or fill in missing ones."""
-    with open_store(ctx) as kb:
+    with open_store(ctx, create=False) as kb:
         total = kb.stats().chunks
         with Progress(
             TextColumn("[bold]embedding"),
@@ -294,12 +365,45 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
         console.print(f"embedded {done} chunk(s) with {model}")
 
 
+@cli.command("list")
+@click.option("--namespace", default="default", show_default=True)
+@click.option("--scope", multiple=True, type=click.Choice(["workspace", "session", "global"]))
+@click.option("--deleted", is_flag=True, help="Also list deleted documents (to restore).")
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--cursor", help="The cursor printed by the previous page.")
+@json_option
+@click.pass_context
+def list_command(
+    ctx: click.Context,
+    namespace: str,
+    scope: tuple[str, ...],
+    deleted: bool,
+    limit: int,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
+    """Documents newest first, a page at a time (ID, title, source, state)."""
+    with open_store(ctx, create=False) as kb:
+        page = kb.list(
+            namespace, scope=scope or None, cursor=cursor, limit=limit, include_deleted=deleted
+        )
+    if as_json:
+        emit(page.to_dict())
+        return
+    for doc in page.items:
+        state = "deleted" if doc.deleted else "expired" if doc.expired else ""
+        where = ":".join(p for p in (doc.source, doc.source_id or "") if p)
+        click.echo("\t".join((doc.id, doc.title or "(untitled)", where, state)))
+    if page.cursor:
+        errors.print(f"more: --cursor {page.cursor}", highlight=False)
+
+
 @cli.command()
 @json_option
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """What the store holds."""
-    with open_store(ctx) as kb:
+    with open_store(ctx, create=False) as kb:
         data = kb.stats().to_dict()
     data["path"] = redact(str(ctx.obj["db"]))
     if as_json:
@@ -318,7 +422,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
 
 # Commands that live in their own modules register themselves on import.
-from . import cli_agent, cli_eval, cli_ingest, cli_migrate, cli_serve  # noqa: E402, F401
+from . import cli_agent, cli_edit, cli_eval, cli_ingest, cli_migrate, cli_serve  # noqa: E402, F401
 from . import cli_transfer as _transfer  # noqa: E402, F401
 
 

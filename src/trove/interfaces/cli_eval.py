@@ -212,9 +212,8 @@ def _pairs(
         ctx.obj["db"] = db
     if embedder is not None:
         ctx.obj["embedder"] = None if embedder == "none" else embedder
-    if not Path(ctx.obj["db"]).exists():
-        raise click.ClickException(f"no store at {ctx.obj['db']}: --pairs checks an existing one")
-    with open_store(ctx) as kb, _bar(quiet) as progress:
+    # create=False: --pairs checks an existing store (a file or a postgresql:// URL).
+    with open_store(ctx, create=False) as kb, _bar(quiet) as progress:
         result = evaluate_pairs(kb, pairs, modes=modes, progress=progress)
     if as_json:
         emit(result.to_dict())

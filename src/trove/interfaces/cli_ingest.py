@@ -112,7 +112,8 @@ def _library_options(options: dict[str, Any]) -> dict[str, Any]:
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[Path, ...], as_json: bool, **options: Any) -> None:
     """Add the files under PATHS: Markdown, text, HTML, PDF, e-mail (.eml, .mbox) and
-    JSON/JSONL records. Unchanged files are skipped by content hash."""
+    JSON/JSONL records. Unchanged files are skipped by content hash. Exits 1 when any
+    file or record failed (after printing the summary)."""
     arguments = _library_options(options)
     reports = []
     with _interruptible(), open_store(ctx) as kb:
@@ -125,6 +126,8 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], as_json: bool, **options
     if as_json:
         data = [{"path": str(path), **report.to_dict()} for path, report in reports]
         emit(data if len(data) > 1 else data[0])
+    if any(report.failed for _, report in reports):
+        ctx.exit(1)
 
 
 @cli.command()

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..backends.postgres_url import redact
 from ..errors import TroveError
 from .cli import cli, open_store
 from .config import ServerConfig
@@ -25,6 +26,11 @@ def server_options(func: F) -> F:
             envvar="TROVE_CONFIG",
             show_envvar=True,
             help="Server configuration (TOML): workspace, rights, tokens. See the README.",
+        ),
+        click.option(
+            "--create",
+            is_flag=True,
+            help="Create the store if it does not exist (otherwise a missing --db is an error).",
         ),
         click.option("--namespace", help="The workspace callers get (default: default)."),
         click.option("--session", help="Fix the session for session-scoped items."),
@@ -69,16 +75,17 @@ def _config(config_path: Path | None, flags: dict[str, Any]) -> ServerConfig:
 @cli.command()
 @server_options
 @click.pass_context
-def serve(ctx: click.Context, config_path: Path | None, **flags: Any) -> None:
+def serve(ctx: click.Context, config_path: Path | None, create: bool, **flags: Any) -> None:
     """Serve the HTTP JSON API (OpenAPI schema at /openapi.json, docs at /docs)."""
     config = _config(config_path, flags)
-    with open_store(ctx) as kb:
+    with open_store(ctx, create=create) as kb:
         from .http import serve as run
 
         config.check_bind(config.host)
         where = f"http://{config.host}:{config.port}"
         access = "token required" if config.tokens else "no token: open to every local user"
-        click.echo(f"trove: serving {ctx.obj['db']} on {where} ({access})", err=True)
+        store = redact(str(ctx.obj["db"]))  # a URL's password is not for the terminal
+        click.echo(f"trove: serving {store} on {where} ({access})", err=True)
         run(kb, config)
 
 
@@ -92,10 +99,12 @@ def serve(ctx: click.Context, config_path: Path | None, **flags: Any) -> None:
     help="stdio for a client that starts trove itself; http for streamable HTTP at /mcp.",
 )
 @click.pass_context
-def mcp(ctx: click.Context, config_path: Path | None, transport: str, **flags: Any) -> None:
+def mcp(
+    ctx: click.Context, config_path: Path | None, transport: str, create: bool, **flags: Any
+) -> None:
     """Run the MCP server: knowledge tools for agents, in one fixed workspace."""
     config = _config(config_path, flags)
-    with open_store(ctx) as kb:
+    with open_store(ctx, create=create) as kb:
         from . import mcp as server
 
         if transport == "stdio":

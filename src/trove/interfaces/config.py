@@ -175,7 +175,11 @@ class ServerConfig:
             return self.rights
         found = None
         for token in self.tokens:
-            if bearer is not None and hmac.compare_digest(token.secret, bearer):
+            # As bytes: compare_digest refuses str with non-ASCII characters (a 500).
+            if bearer is not None and hmac.compare_digest(
+                token.secret.encode("utf-8", "surrogatepass"),
+                bearer.encode("utf-8", "surrogatepass"),
+            ):
                 found = token.rights
         return found
 

@@ -19,7 +19,7 @@ from .guard import Guard, error_code
 try:
     from fastapi import Depends, FastAPI, Header, Query, Request
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse
+    from fastapi.responses import HTMLResponse, JSONResponse
     from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
     from pydantic import BaseModel, ConfigDict, Field
     from starlette.exceptions import HTTPException
@@ -27,9 +27,13 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise MissingDependency(exc.name or "fastapi", "server", "trove serve") from None
 
+from . import http_models as out
+from .http_edge import HostCheck, docs_page
+
 AUTHOR_TIER = "explicit"
 SESSION_HEADER = "X-Trove-Session"
 _STATUS_CODES = {
+    400: "invalid_request",
     401: "unauthorized",
     404: "not_found",
     405: "method_not_allowed",
@@ -142,11 +146,36 @@ def _caller(
     if rights is None:
         message = "the bearer token is not valid" if credentials else "a bearer token is required"
         raise HTTPException(401, f"{message} (Authorization: Bearer TOKEN)")
+    _refuse_unknown_parameters(request)
     return Caller(rights, session or None)
 
 
 # Every route takes one: authentication is never forgotten on a new route.
 Auth = Annotated[Caller, Depends(_caller)]
+
+
+def _refuse_unknown_parameters(request: Request) -> None:
+    """A misspelt query parameter is an error, not a filter silently not applied."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:  # pragma: no cover - every route has one
+        return
+    known: set[str] = set()
+    pending = [dependant]
+    while pending:  # the route's own parameters and those of its dependencies
+        current = pending.pop()
+        known.update(p.alias for p in current.query_params)
+        pending.extend(current.dependencies)
+    unknown = sorted(set(request.query_params) - known)
+    if unknown:
+        listed = ", ".join(sorted(known)) or "none"
+        raise HTTPException(
+            400, f"unknown query parameter {', '.join(unknown)}; this route takes: {listed}"
+        )
+
+
+_READ_ERRORS = out.error_responses(400, 401, 404, 422)
+_WRITE_ERRORS = out.error_responses(400, 401, 403, 404, 413, 422)
 
 
 def create_app(store: Store, config: ServerConfig) -> FastAPI:
@@ -156,12 +185,24 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
         title="trove",
         version=__version__,
         description="A local-first knowledge store: search, read and write memories.",
+        # Served below, behind the token like everything else, and with no CDN.
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
     )
     app.state.config = config
     app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
+    app.add_middleware(HostCheck, bind_host=config.host)
     _handle_errors(app)
+    _meta_routes(app)
 
-    @app.post("/v1/search", tags=["read"])
+    @app.post(
+        "/v1/search",
+        tags=["read"],
+        response_model=out.SearchOut,
+        response_model_exclude_unset=True,  # explain and linked_from only when present
+        responses=_READ_ERRORS,
+    )
     def search(body: SearchBody, who: Auth) -> dict[str, Any]:
         """Best documents first; filters narrow, `expand` follows links."""
         options = body.model_dump(exclude_unset=True)
@@ -169,7 +210,9 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
             hits = ws.search(options.pop("query"), **options)
         return {"hits": [hit.to_dict() for hit in hits], **getattr(hits, "meta", dict)()}
 
-    @app.get("/v1/items/{doc_id}", tags=["read"])
+    @app.get(
+        "/v1/items/{doc_id}", tags=["read"], response_model=out.ItemOut, responses=_READ_ERRORS
+    )
     def get(doc_id: str, who: Auth) -> dict[str, Any]:
         """One item with its full text and provenance."""
         with guard.read(who.rights, who.session) as ws:
@@ -178,7 +221,7 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
             raise HTTPException(404, f"no document with id {doc_id!r}")
         return doc.to_dict()
 
-    @app.get("/v1/items", tags=["read"])
+    @app.get("/v1/items", tags=["read"], response_model=out.PageOut, responses=_READ_ERRORS)
     def list_items(
         who: Auth,
         scope: Annotated[list[ItemScope] | None, Query()] = None,
@@ -193,41 +236,56 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
             )
         return page.to_dict()
 
-    @app.post("/v1/items", tags=["write"])
+    @app.post("/v1/items", tags=["write"], response_model=out.IdOut, responses=_WRITE_ERRORS)
     def add(body: WriteBody, who: Auth) -> dict[str, Any]:
         """Add an item, or update the one with the same `dedupe_key` (or source/source_id)."""
         with guard.write(who.rights, who.session) as ws:
             doc_id = ws.write(body.model_dump(exclude_unset=True))
         return {"id": doc_id}
 
-    @app.patch("/v1/items/{doc_id}", tags=["write"])
+    @app.patch(
+        "/v1/items/{doc_id}", tags=["write"], response_model=out.IdOut, responses=_WRITE_ERRORS
+    )
     def update(doc_id: str, body: UpdateBody, who: Auth) -> dict[str, Any]:
         """Change text, title, tags, metadata, importance or expiry; the id stays."""
         with guard.write(who.rights, who.session) as ws:
             ws.update(doc_id, **body.model_dump(exclude_unset=True))
         return {"id": doc_id}
 
-    @app.delete("/v1/items/{doc_id}", tags=["write"])
+    @app.delete(
+        "/v1/items/{doc_id}",
+        tags=["write"],
+        response_model=out.DeletedOut,
+        responses=_WRITE_ERRORS,
+    )
     def delete(doc_id: str, who: Auth) -> dict[str, Any]:
-        """Tombstone an item (`trove restore` brings it back)."""
+        """Tombstone an item (`trove restore` brings it back). Deleting it again succeeds
+        with `already_deleted: true`."""
         with guard.write(who.rights, who.session) as ws:
-            ws.delete(doc_id)
-        return {"id": doc_id, "deleted": True}
+            now_deleted = ws.delete(doc_id)
+        return {"id": doc_id, "deleted": True, "already_deleted": not now_deleted}
 
-    @app.post("/v1/links", tags=["write"])
+    @app.post("/v1/links", tags=["write"], response_model=out.EdgeOut, responses=_WRITE_ERRORS)
     def link(body: LinkBody, who: Auth) -> dict[str, Any]:
         """A typed, weighted edge between two items (linking again sets the weight)."""
         with guard.write(who.rights, who.session) as ws:
             edge = ws.link(**body.model_dump())
         return edge.to_dict()
 
-    @app.delete("/v1/links", tags=["write"])
+    @app.delete(
+        "/v1/links", tags=["write"], response_model=out.RemovedOut, responses=_WRITE_ERRORS
+    )
     def unlink(who: Auth, src: str, dst: str, type: str | None = None) -> dict[str, Any]:
         """Remove the edges from `src` to `dst` (of one type, or all)."""
         with guard.write(who.rights, who.session) as ws:
             return {"removed": ws.unlink(src, dst, type)}
 
-    @app.get("/v1/items/{doc_id}/links", tags=["read"])
+    @app.get(
+        "/v1/items/{doc_id}/links",
+        tags=["read"],
+        response_model=out.EdgesOut,
+        responses=_READ_ERRORS,
+    )
     def neighbors(doc_id: str, who: Auth, type: str | None = None) -> dict[str, Any]:
         """Edges from or to an item whose other end you can see."""
         with guard.read(who.rights, who.session) as ws:
@@ -240,13 +298,29 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     add_event_routes(app, store, Auth)
     add_probe_route(app, guard, Auth)
 
-    @app.get("/v1/stats", tags=["read"])
+    @app.get("/v1/stats", tags=["read"], response_model=out.StatsOut, responses=_READ_ERRORS)
     def stats(who: Auth) -> dict[str, Any]:
         """Counts and sizes of your namespace."""
         with guard.read(who.rights, who.session) as ws:
             return ws.stats().to_dict()
 
     return app
+
+
+def _meta_routes(app: FastAPI) -> None:
+    @app.get("/health", tags=["meta"], response_model=out.HealthOut)
+    def health() -> dict[str, Any]:
+        """Whether the server is up; needs no token (for load balancers and probes)."""
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/openapi.json", include_in_schema=False)
+    def openapi(who: Auth) -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False)
+    @app.get("/redoc", include_in_schema=False)
+    def docs(who: Auth) -> HTMLResponse:
+        return HTMLResponse(docs_page(app.openapi()))
 
 
 def serve(store: Store, config: ServerConfig, *, log_level: str = "info") -> None:

@@ -2,9 +2,10 @@
 
 Each tool calls one :class:`~trove.workspace.Workspace` method under the
 :class:`~.guard.Guard` and returns compact JSON. The workspace comes from the server's
-configuration, never from the model: the tools have no namespace argument, and anything
-a model adds that is not in a tool's schema (``namespace``, ``author_tier``) is dropped
-before the call. Writes are stamped ``author_tier="llm"``.
+configuration, never from the model: the tools have no namespace argument, and an
+argument that is not in a tool's schema (``namespace``, ``author_tier``, a misspelt
+filter) is refused with ``invalid_request`` (see :mod:`.mcp_schema`). Writes are stamped
+``author_tier="llm"``.
 """
 
 # No `from __future__ import annotations`: the SDK reads these signatures at runtime to
@@ -25,6 +26,7 @@ from ..workspace import Workspace
 from .config import Rights, ServerConfig, bearer_token
 from .guard import Guard, error_code
 from .mcp_events import Subscribers, add_resources, publishing
+from .mcp_schema import StrictServer, strict_tool
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
@@ -156,6 +158,10 @@ class KnowledgeTools:
             list[ItemScope] | None, Field(description="Only items of these scopes (default: all).")
         ] = None,
         source: Annotated[list[str] | None, Field(description="Only these sources.")] = None,
+        author: Annotated[list[str] | None, Field(description="Only these authors.")] = None,
+        doc_type: Annotated[
+            list[str] | None, Field(description="Only these document types, e.g. 'email'.")
+        ] = None,
         since: Annotated[
             str | None, Field(description="Only items whose timestamp is on or after (ISO-8601).")
         ] = None,
@@ -201,6 +207,8 @@ class KnowledgeTools:
             tags=tags,
             scope=scope,
             source=source,
+            author=author,
+            doc_type=doc_type,
             since=since,
             until=until,
             metadata=metadata,
@@ -290,10 +298,11 @@ class KnowledgeTools:
         return {"items": [_preview(doc) for doc in page.items], "cursor": page.cursor}
 
     def knowledge_delete(self, ctx: Context, id: Id) -> dict[str, Any]:
-        """Delete an item: it disappears from search and get (a person can restore it)."""
+        """Delete an item: it disappears from search and get (a person can restore it).
+        Deleting it again succeeds with already_deleted=true."""
         with self._workspace(ctx, write=True) as ws:
-            ws.delete(id)
-        return {"id": id, "deleted": True}
+            now_deleted = ws.delete(id)
+        return {"id": id, "deleted": True, "already_deleted": not now_deleted}
 
     def knowledge_link(
         self,
@@ -342,15 +351,6 @@ def create_server(store: Store, config: ServerConfig) -> MCPServer:
     """
     tools = KnowledgeTools(store, config)
     rights = config.rights
-    subscribers = Subscribers()
-    server: MCPServer = MCPServer(
-        name="trove",
-        instructions=INSTRUCTIONS,
-        subscriptions=subscribers.bus,
-        lifespan=publishing(store, config, subscribers),
-    )
-    subscribers.install(server)
-    add_resources(server, tools.guard, config)
     offered: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
         (tools.knowledge_search, "Search knowledge", _READ),
         (tools.knowledge_get, "Read an item", _READ),
@@ -365,8 +365,16 @@ def create_server(store: Store, config: ServerConfig) -> MCPServer:
         ]
     if rights.allow_delete:
         offered.append((tools.knowledge_delete, "Delete an item", _changing(destructive=True)))
-    for fn, title, annotations in offered:
-        server.add_tool(fn, title=title, annotations=annotations)
+    subscribers = Subscribers()
+    server = StrictServer(
+        name="trove",
+        instructions=INSTRUCTIONS,
+        tools=[strict_tool(fn, title, annotations) for fn, title, annotations in offered],
+        subscriptions=subscribers.bus,
+        lifespan=publishing(store, config, subscribers),
+    )
+    subscribers.install(server)
+    add_resources(server, tools.guard, config)
     return server
 
 

@@ -1,0 +1,88 @@
+"""``trove update``, ``trove link``, ``trove unlink``, ``trove links``: thin over the library."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .cli import _pairs, cli, console, emit, json_option, open_store
+
+
+@cli.command()
+@click.argument("doc_id")
+@click.option("--text", help="The new text ('-': standard input).")
+@click.option("--title")
+@click.option("--tag", "tags", multiple=True, help="Replaces the tags (repeatable).")
+@click.option("--meta", multiple=True, help="KEY=VALUE; replaces the metadata (repeatable).")
+@click.option("--importance", type=float, help="0.0 to 1.0.")
+@click.option("--expires-at", help="ISO-8601 time after which the document disappears.")
+@json_option
+@click.pass_context
+def update(
+    ctx: click.Context, doc_id: str, meta: tuple[str, ...], as_json: bool, **fields: Any
+) -> None:
+    """Change a document's text, title, tags, metadata, importance or expiry; its id stays."""
+    changes = {k: v for k, v in fields.items() if v not in (None, ())}
+    if changes.get("text") == "-":
+        changes["text"] = sys.stdin.read()
+    if meta:
+        changes["metadata"] = _pairs(meta, "--meta")
+    if not changes:
+        raise click.UsageError("give at least one field to change (--text, --title, ...)")
+    with open_store(ctx, create=False) as kb:
+        kb.update(doc_id, **changes)
+    if as_json:
+        emit({"id": doc_id, "changed": sorted(changes)})
+    else:
+        console.print(f"updated [bold]{doc_id}[/bold]")
+
+
+@cli.command()
+@click.argument("src")
+@click.argument("dst")
+@click.option("--type", "kind", default="relates_to", show_default=True)
+@click.option("--weight", default=1.0, show_default=True, type=float)
+@json_option
+@click.pass_context
+def link(ctx: click.Context, src: str, dst: str, kind: str, weight: float, as_json: bool) -> None:
+    """Link SRC to DST (a typed, weighted edge; linking again sets the weight)."""
+    with open_store(ctx, create=False) as kb:
+        edge = kb.link(src, dst, kind, weight)
+    if as_json:
+        emit(edge.to_dict())
+    else:
+        console.print(f"linked {src} -{kind}-> {dst}", highlight=False)
+
+
+@cli.command()
+@click.argument("src")
+@click.argument("dst")
+@click.option("--type", "kind", help="Only edges of this type (default: all).")
+@json_option
+@click.pass_context
+def unlink(ctx: click.Context, src: str, dst: str, kind: str | None, as_json: bool) -> None:
+    """Remove the edges from SRC to DST."""
+    with open_store(ctx, create=False) as kb:
+        removed = kb.unlink(src, dst, kind)
+    if as_json:
+        emit({"removed": removed})
+    else:
+        console.print(f"removed {removed} link(s)")
+
+
+@cli.command()
+@click.argument("doc_id")
+@click.option("--type", "kind", help="Only edges of this type.")
+@json_option
+@click.pass_context
+def links(ctx: click.Context, doc_id: str, kind: str | None, as_json: bool) -> None:
+    """The edges from or to a document (tab-separated: src, type, dst, weight)."""
+    with open_store(ctx, create=False) as kb:
+        edges = kb.neighbors(doc_id, kind)
+    if as_json:
+        emit([edge.to_dict() for edge in edges])
+        return
+    for edge in edges:
+        click.echo(f"{edge.src}\t{edge.type}\t{edge.dst}\t{edge.weight:g}")

@@ -1,0 +1,160 @@
+"""What ``trove serve`` answers, as typed models: they are the OpenAPI schema's responses.
+
+Each mirrors a ``to_dict()`` of :mod:`trove.models`; ``tests/interfaces/test_http_contract``
+checks every key a real response carries against these schemas, so they cannot drift.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Out(BaseModel):
+    # Allow, not forbid: a field added to a model later must not turn answers into 500s
+    # (nor be dropped); the contract test fails until the schema here describes it.
+    model_config = ConfigDict(extra="allow")
+
+
+class ChunkOut(_Out):
+    index: int
+    start: int
+    end: int
+    heading: str
+
+
+class HitOut(_Out):
+    doc_id: str
+    score: float
+    title: str
+    source: str
+    source_id: str | None
+    snippet: str
+    chunk: ChunkOut
+    namespace: str
+    doc_type: str
+    author: str
+    participants: list[str]
+    timestamp: str | None
+    url: str
+    thread_id: str
+    channel: str
+    tags: list[str]
+    metadata: dict[str, Any]
+    scope: str
+    importance: float | None
+    explain: dict[str, Any] | None = None
+    linked_from: dict[str, Any] | None = None
+
+
+class SearchOut(_Out):
+    hits: list[HitOut]
+
+
+class ItemOut(_Out):
+    id: str
+    text: str
+    namespace: str
+    scope: str
+    session_id: str
+    source: str
+    source_id: str | None
+    dedupe_key: str | None
+    doc_type: str
+    title: str
+    author: str
+    participants: list[str]
+    timestamp: str | None
+    url: str
+    thread_id: str
+    channel: str
+    tags: list[str]
+    metadata: dict[str, Any]
+    content_hash: str
+    importance: float | None
+    author_tier: str
+    created_at: str | None
+    updated_at: str | None
+    deleted_at: str | None
+    expires_at: str | None
+    expired: bool
+    deleted: bool
+
+
+class PageOut(_Out):
+    items: list[ItemOut]
+    cursor: str | None
+
+
+class IdOut(_Out):
+    id: str
+
+
+class DeletedOut(_Out):
+    id: str
+    deleted: bool
+    already_deleted: bool
+
+
+class EdgeOut(_Out):
+    src: str
+    dst: str
+    type: str
+    weight: float
+    created_at: str | None
+
+
+class EdgesOut(_Out):
+    edges: list[EdgeOut]
+
+
+class RemovedOut(_Out):
+    removed: int
+
+
+class StatsOut(_Out):
+    documents: int
+    chunks: int
+    deleted: int
+    expired: int
+    by_source: dict[str, int]
+    by_doc_type: dict[str, int]
+    by_namespace: dict[str, int]
+    text_bytes: int
+    file_bytes: int
+    schema_version: int
+    embedder: dict[str, Any] | None
+    vectors: int
+    expansion_cache: dict[str, Any] | None = None
+
+
+class HealthOut(_Out):
+    status: str
+    version: str
+
+
+class ErrorDetail(_Out):
+    code: str
+    message: str
+    details: list[dict[str, Any]] | None = None
+
+
+class ErrorOut(_Out):
+    error: ErrorDetail
+
+
+_ERRORS = {
+    400: "Bad request: an invalid query (`invalid_query`), malformed JSON, unknown parameter.",
+    401: "No valid bearer token (`unauthorized`).",
+    403: "Not allowed for this token (`forbidden`).",
+    404: "No such item, or not yours (`not_found`): the same answer either way.",
+    413: "The request body is over the server's limit (`payload_too_large`).",
+    422: "The request does not match the schema (`invalid_request`) or a value cannot be "
+    "stored (`invalid_input`).",
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for these statuses, each with the error body."""
+    return {s: {"model": ErrorOut, "description": _ERRORS[s]} for s in statuses}
