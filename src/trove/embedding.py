@@ -45,6 +45,12 @@ class Vectorizer:
         return self._embedder is not None
 
     @property
+    def spec(self) -> str:
+        """The name the embedder is re-created from (recorded in the lock)."""
+        self.resolve()
+        return self._spec
+
+    @property
     def embedder(self) -> Embedder | None:
         return self.resolve() if self.enabled else None
 
@@ -85,7 +91,7 @@ class Vectorizer:
             return None if lock is None else Vectors(lock.table, _empty(lock.dimension))
         known = {} if lock is None else self.backend.vectors_by_hash(lock.table, _hashes(rows))
         todo = [i for i, row in enumerate(rows) if row.text_hash not in known]
-        embedded = embedder.embed([embedding_text(rows[i].head, rows[i].text) for i in todo])
+        embedded = embedder.embed([_embedded(rows[i]) for i in todo])
         if lock is None:
             lock = self.backend.lock_vectors(self._spec, embedder.model_id, embedded.shape[1])
         matrix = np.empty((len(rows), lock.dimension), dtype=np.float32)
@@ -157,6 +163,10 @@ def spec_of(request: EmbedderSpec, embedder: Embedder) -> str:
     if isinstance(request, str):
         return request
     return str(getattr(embedder, "spec", None) or embedder.model_id)
+
+
+def _embedded(row: ChunkRow) -> str:
+    return row.embed if row.embed is not None else embedding_text(row.head, row.text)
 
 
 def _hashes(rows: Sequence[ChunkRow]) -> list[str]:

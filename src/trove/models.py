@@ -43,6 +43,20 @@ class Document:
     updated_at: str | None = None
     deleted_at: str | None = None
     expires_at: str | None = None
+    # Agent memory (issue 16): see trove.memory. The store keeps access_count,
+    # last_accessed and canonical_id itself; a write never changes them.
+    confidence: float = 1.0
+    compression_level: int = 0
+    entities: tuple[str, ...] = ()
+    source_turn_ids: tuple[str, ...] = ()
+    canonical_id: str | None = None
+    access_count: int = 0
+    last_accessed: str | None = None
+    # Which indexes hold the entry: both, keyword, semantic or none; and the texts they
+    # index instead of the stored text (None: the stored text).
+    indexed: str = "both"
+    keyword_text: str | None = None
+    semantic_text: str | None = None
 
     @property
     def expired(self) -> bool:
@@ -58,6 +72,8 @@ class Document:
         data = asdict(self)
         data["participants"] = list(self.participants)
         data["tags"] = list(self.tags)
+        data["entities"] = list(self.entities)
+        data["source_turn_ids"] = list(self.source_turn_ids)
         data["expired"] = self.expired
         data["deleted"] = self.deleted
         return data
@@ -67,6 +83,8 @@ class Document:
 DOCUMENT_FIELDS = tuple(f.name for f in fields(Document))
 # Set by the store itself; never compared when deciding whether a write changes anything.
 STAMP_FIELDS = ("id", "created_at", "updated_at", "deleted_at")
+# Kept by the store across writes of a document (a re-add does not reset its use).
+CARRIED_FIELDS = ("access_count", "last_accessed", "canonical_id")
 
 
 @dataclass(frozen=True)
@@ -108,11 +126,17 @@ class Hit:
     # In a store with write-time enrichment: whether the document's own text
     # (``original``) or its enrichment (``enriched``) gave this hit its best match.
     provenance: str | None = None
+    confidence: float = 1.0
+    entities: tuple[str, ...] = ()
+    access_count: int = 0
+    last_accessed: str | None = None
+    created_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["participants"] = list(self.participants)
         data["tags"] = list(self.tags)
+        data["entities"] = list(self.entities)
         for optional in ("explain", "linked_from", "provenance"):
             if data[optional] is None:
                 del data[optional]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import builtins
+import inspect
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +24,11 @@ from .events import EVENT_KINDS, Events
 from .expansion import CacheCounts
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from .llm import ChatModel
+from .memory import atomic, canonical, entry, lifecycle, own_vectors, upsert
+from .memory.access import AccessRecorder
+from .memory.clusters import Clusters
 from .models import MODES, Chunk, Document, Edge, Hit, Page, Stats
-from .search import snippet
+from .search import memory_rank, snippet
 from .search.filters import Filters
 from .search.query import ParsedQuery, parse
 from .search.ranking import FUSIONS, fuse
@@ -47,10 +52,9 @@ CJK_KEYWORD_WEIGHT = 0.7
 # the store think the embedder cannot read it, while "iPhone 价格" (a quarter CJK) is CJK.
 SCRIPT_SHARE = 0.2
 
-_UPDATABLE = frozenset({"text", "title", "tags", "metadata", "importance", "expires_at", "ttl"})
-# What an update carries over from the stored document: every field add() takes, except
-# the session (restored from session_id) and ttl (stored as expires_at).
-_KEPT = sorted(writer.ADD_FIELDS - {"session", "ttl"})
+_UPDATABLE = frozenset(
+    {"text", "title", "tags", "metadata", "importance", "expires_at", "ttl", *entry.FIELDS}
+)
 
 
 class Store:
@@ -69,6 +73,7 @@ class Store:
         author_tier: str = "explicit",
         llm: Any = "env",
         record_retrievals: bool | None = None,
+        record_access: bool = True,
     ) -> None:
         if fusion not in FUSIONS:
             raise InvalidQuery(f"unknown fusion {fusion!r}; use one of: {', '.join(FUSIONS)}")
@@ -87,6 +92,8 @@ class Store:
         if record_retrievals is None:  # servers: set in the environment they run in
             record_retrievals = os.environ.get("TROVE_RECORD_RETRIEVALS", "") in ("1", "true")
         self.record_retrievals = record_retrievals
+        # access_count/last_accessed of what reads hand out (record_access=False: not).
+        self.access = AccessRecorder(backend, enabled=record_access)
         # Hybrid searches embed and rank the query here while the keyword leg runs; kept
         # for the store's life (starting a thread per query cost ~2 ms).
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trove-search")
@@ -99,6 +106,7 @@ class Store:
 
         if isinstance(self._llm, ChatModel):
             self._llm.close()
+        self.access.close()
         self._pool.shutdown()
         self.backend.close()
         closed: Any = ClosedBackend()
@@ -182,6 +190,15 @@ class Store:
         importance: float | None = None,
         ttl: float | None = None,
         enrich: bool | None = None,
+        confidence: float | None = None,
+        compression_level: int | None = None,
+        entities: Iterable[str] = (),
+        source_turn_ids: Iterable[str] = (),
+        index: bool | str = True,
+        keyword_text: str | None = None,
+        semantic_text: str | None = None,
+        vector: Sequence[float] | None = None,
+        on_conflict: str = "replace",
     ) -> str:
         """Store a document and return its id.
 
@@ -192,14 +209,35 @@ class Store:
         namespace); ``ttl`` is seconds until the document expires. ``enrich`` asks the
         configured LLM for a summary, keywords and entities (default: the store's
         ``settings()``); see :mod:`trove.enrich`.
+
+        ``importance`` (default 0.5) and ``confidence`` (default 1.0) are yours to set;
+        ``compression_level``, ``entities`` and ``source_turn_ids`` too. ``index``
+        (``True``, ``False``, ``"keyword"``, ``"semantic"``) says which indexes hold the
+        entry, ``keyword_text``/``semantic_text`` what they index instead of the text
+        (see :mod:`trove.memory.entry`); ``vector`` is your own embedding of the entry
+        (see :mod:`trove.memory.own_vectors`).
+        ``on_conflict`` says what happens to a key already stored: ``replace`` (the
+        default) makes this the whole record, ``merge`` changes only the arguments given
+        (those not left at their defaults), ``keep`` leaves the stored document as it is.
         """
         record = dict(locals())
-        del record["self"], record["enrich"]
-        return self.write_many([record], enrich=enrich)[0].id
+        del record["self"], record["on_conflict"], record["enrich"]
+        if on_conflict == "merge":
+            record = upsert.given(record, _ADD_DEFAULTS)
+        return self.write_many([record], on_conflict=on_conflict, enrich=enrich)[0].id
 
-    def add_many(self, items: Iterable[Mapping[str, Any]], *, batch_size: int = 256) -> list[str]:
-        """Store many documents (dicts of :meth:`add`'s arguments), one transaction per batch."""
-        return [result.id for result in self.write_many(items, batch_size=batch_size)]
+    def add_many(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        batch_size: int = 256,
+        on_conflict: str = "replace",
+    ) -> list[str]:
+        """Store many documents (dicts of :meth:`add`'s arguments), one transaction per
+        batch; ``on_conflict`` as in :meth:`add` (with ``merge``, an item's keys are the
+        fields it gives)."""
+        results = self.write_many(items, batch_size=batch_size, on_conflict=on_conflict)
+        return [result.id for result in results]
 
     def write_many(
         self,
@@ -208,6 +246,7 @@ class Store:
         batch_size: int = 256,
         author_tier: str | None = None,
         enrich: bool | None = None,
+        on_conflict: str = "replace",
     ) -> list[WriteResult]:
         """Like :meth:`add_many`, saying for each item what the write did.
 
@@ -217,29 +256,29 @@ class Store:
         """
         tier = author_tier or self.author_tier
         enriching = enrich is not False and wanted(self, enrich)  # refused before writing
-        results: list[WriteResult] = []
-        batch: list[Document] = []
-        for item in items:
-            batch.append(writer.prepare(item, author_tier=tier))
-            if len(batch) >= batch_size:
-                results.extend(writer.write_batch(self, batch))
-                batch = []
-        if batch:
-            results.extend(writer.write_batch(self, batch))
+        results = upsert.write_many(
+            self, items, batch_size=batch_size, author_tier=tier, on_conflict=on_conflict
+        )
         if enriching:
             from .enrich import enrich as enrich_now
 
             enrich_now(self, [r.id for r in results if r.action != "unchanged"])
         return results
 
-    def delete(self, doc_id: str) -> None:
-        """Tombstone a document: gone from search and :meth:`get`, back with :meth:`restore`."""
+    def delete(self, doc_id: str) -> bool:
+        """Tombstone a document: gone from search and :meth:`get`, back with :meth:`restore`.
+
+        Returns True if this call deleted it, False if it was deleted already."""
         doc = self.backend.get_document(doc_id, with_text=False)
         if doc is None:
             raise NotFound(f"no document with id {doc_id!r}")
-        if doc.deleted_at is None:
+        if doc.deleted_at is not None:
+            return False
+        with self.transaction():
             self.backend.set_deleted(doc_id, now())
+            self.backend.remove_members(None, [doc_id])  # out of its clusters
             self.notify("deleted", doc)
+        return True
 
     def restore(self, doc_id: str) -> None:
         """Undo :meth:`delete` (until :meth:`purge` removes the document for good)."""
@@ -250,14 +289,31 @@ class Store:
             self.backend.set_deleted(doc_id, None)
             self.notify("restored", doc)
 
-    def purge(self) -> int:
-        """Remove tombstoned and expired documents for good; returns how many."""
+    def purge(self, ids: Iterable[str] | None = None) -> int:
+        """Remove documents for good; returns how many.
+
+        Without ``ids``: every tombstoned and expired document. With ``ids``: those
+        documents, whatever their state (unknown ids are skipped, and not counted)."""
+        if ids is not None:
+            return lifecycle.purge(self, ids)
         stamp = now()
         doomed = purgeable(self, stamp) if self.events.listening("purged") else {}
         purged = self.backend.purge(stamp)
         for doc_id in purged:
             self.notify("purged", doomed.get(doc_id) or Document(id=doc_id, text=""))
         return len(purged)
+
+    def clear(self, namespace: str) -> int:
+        """Remove every document of ``namespace`` for good (all scopes, deleted ones too),
+        in one transaction; returns how many. A write racing it is either removed whole or
+        kept whole."""
+        return lifecycle.clear(self, namespace)
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """``with kb.transaction(): ...`` makes the writes inside (adds, updates, deletes,
+        links) one transaction: all kept, or none if the block raises. Events are emitted
+        after the commit, and not at all on a rollback."""
+        return atomic.transaction(self)
 
     def reembed(
         self,
@@ -280,7 +336,9 @@ class Store:
 
     def update(self, doc_id: str, **changes: Any) -> str:
         """Change a document's ``text``, ``title``, ``tags``, ``metadata`` (replaced),
-        ``importance``, ``expires_at`` or ``ttl``; its id, provenance, ``author_tier``
+        ``importance``, ``expires_at`` or ``ttl``, or its memory fields and entry control
+        (``confidence``, ``compression_level``, ``entities``, ``source_turn_ids``,
+        ``index``, ``keyword_text``, ``semantic_text``); its id, provenance, ``author_tier``
         (who wrote it: an agent's edit of a human's note leaves it the human's) and
         created_at stay.
 
@@ -295,8 +353,7 @@ class Store:
         old = self.peek(doc_id)
         if old is None:
             raise NotFound(f"no document with id {doc_id!r}")
-        item = {name: getattr(old, name) for name in _KEPT}
-        item["session"] = old.session_id or None
+        item = upsert.stored_item(old)
         item.update(changes)
         if "ttl" in changes:
             item.pop("expires_at", None)
@@ -313,15 +370,22 @@ class Store:
         cursor: str | None = None,
         limit: int = 20,
         include_deleted: bool = False,
+        **filters: Any,
     ) -> Page:
         """Documents of a namespace, newest first, a page at a time.
 
         Expired documents are listed (``doc.expired``), deleted ones only with
-        ``include_deleted``. Pass ``page.cursor`` back for the next page.
+        ``include_deleted``. Pass ``page.cursor`` back for the next page. Filters as in
+        :meth:`search` (source, doc_type, author, tags, since, until, entities,
+        min_importance, min_confidence) and ``max_compression`` (memories a caller may
+        summarise: ``max_compression=0``); metadata is not a list filter.
         """
         if not isinstance(limit, int) or not 0 < limit <= 1000:
             raise InvalidQuery("limit must be between 1 and 1000")
-        scopes = Filters.build(namespace=namespace, scope=scope).scope
+        if "metadata" in filters:
+            raise InvalidQuery("list does not filter by metadata; search does")
+        where = Filters.build(namespace=namespace, scope=scope, **filters)
+        scopes = where.scope
         after = decode_cursor(cursor) if cursor else None
         items = self.backend.list_documents(
             namespace,
@@ -330,6 +394,7 @@ class Store:
             after=after,
             limit=limit,
             include_deleted=include_deleted,
+            filters=where,
         )
         last = items[-1] if len(items) == limit else None
         return Page(items, encode_cursor(last) if last else None)
@@ -377,19 +442,27 @@ class Store:
         return self.events.subscribe(callback, kinds)
 
     def notify(self, kind: str, doc: Document) -> None:
-        self.events.emit(kind, doc)
+        if not atomic.defer(self, kind, doc):  # inside kb.transaction(): after the commit
+            self.events.emit(kind, doc)
 
     # --- reading ----------------------------------------------------------------------
 
-    def get(self, doc_id: str) -> Document | None:
-        """The document exactly as stored, or None if absent, deleted or expired."""
+    def get(self, doc_id: str, *, record_access: bool = True) -> Document | None:
+        """The document exactly as stored, or None if absent, deleted or expired.
+
+        Counts as a use of it (``access_count``, ``last_accessed``, written in the
+        background) unless ``record_access=False`` or the store was opened with it off."""
         doc = self.peek(doc_id)
-        if doc is not None and self.record_retrievals:
+        if doc is None:
+            return None
+        if self.record_retrievals:
             self.notify("retrieved", doc)
+        if record_access:
+            self.access.note([doc.id])
         return doc
 
     def peek(self, doc_id: str) -> Document | None:
-        """:meth:`get` for trove's own checks: never a ``retrieved`` event."""
+        """:meth:`get` for trove's own checks: no ``retrieved`` event, no recorded use."""
         doc = self.backend.get_document(doc_id)
         if doc is None or doc.deleted_at is not None or _expired(doc):
             return None
@@ -400,9 +473,26 @@ class Store:
 
         return expand_default(self)
 
+    def flush_access(self) -> int:
+        """Write the pending access counts now (they are otherwise written about once a
+        second, and at close); returns how many documents they touched."""
+        return self.access.flush()
+
+    def get_by_key(
+        self,
+        source: str,
+        source_id: str,
+        *,
+        namespace: str = "default",
+        scope: str = "workspace",
+        session: str | None = None,
+    ) -> Document | None:
+        """The document stored under ``(namespace, source, source_id)``, as :meth:`get`."""
+        return lifecycle.get_by_key(self, source, source_id, namespace, scope, session)
+
     def search(
         self,
-        query: str,
+        query: str = "",
         *,
         mode: str | None = None,
         limit: int = 10,
@@ -410,6 +500,9 @@ class Store:
         explain: bool = False,
         expand: int | str | None = None,
         variants: Sequence[str] | None = None,
+        vector: Sequence[float] | None = None,
+        rerank: str | Mapping[str, Any] | None = None,
+        record_access: bool = True,
         **filters: Any,
     ) -> SearchResults:
         """Documents matching ``query``, best first (one hit per document).
@@ -424,9 +517,39 @@ class Store:
         the lists fused (see :mod:`trove.search.variants`); ``expand="llm"`` asks the
         configured LLM for them (cached; on any failure the plain results come back with
         ``degraded`` set). Without ``expand``, the store's ``settings()`` decide.
+        ``vector=[...]`` searches by your own query vector instead of ``query`` (every
+        filter applies). ``rerank="memory"`` (or a dict) blends relevance with recency,
+        importance and use: see :mod:`trove.search.memory_rank`. The hits returned count
+        as uses of their documents unless ``record_access=False``.
         """
         expand = self._expand_default() if expand is None else expand
-        if variants or expand == "llm":
+        if isinstance(expand, bool) or not (expand == "llm" or isinstance(expand, int)):
+            raise InvalidQuery(
+                f'expand must be a number of links (0, 1, ...) or "llm", not {expand!r}'
+            )
+        if isinstance(expand, int) and expand < 0:
+            raise InvalidQuery(f"expand must not be negative, not {expand!r}")
+        if filters.pop("collapse_duplicates", True) and self._has_duplicates():
+            filters["collapse"] = True
+        if rerank is not None:
+            rank = memory_rank.parse(rerank)
+            wide = self.search(
+                query,
+                mode=mode,
+                limit=memory_rank.depth(limit) if isinstance(limit, int) else limit,
+                raw=raw,
+                explain=explain,
+                expand=0,
+                variants=variants,
+                vector=vector,
+                record_access=False,
+                **filters,
+            )
+            found = SearchResults(memory_rank.apply(wide, rank, now(), limit, explain))
+        elif vector is not None:
+            where = Filters.build(**filters)
+            found = SearchResults(own_vectors.search(self, vector, where, limit, explain))
+        elif variants or expand == "llm":
             from .agent import search_variants
 
             options = dict(filters, mode=mode, raw=raw)
@@ -440,24 +563,39 @@ class Store:
                 explain=explain,
                 **options,
             )
-            if isinstance(expand, int) and expand > 0:  # links from the fused hits
-                found.extend(self._linked(found, Filters.build(**filters), expand, now()))
         else:
             found = SearchResults(
                 with_enrichment(self, self._search)(
-                    query,
-                    mode=mode,
-                    limit=limit,
-                    raw=raw,
-                    explain=explain,
-                    expand=expand,
-                    **filters,
+                    query, mode=mode, limit=limit, raw=raw, explain=explain, **filters
                 )
             )
+        if isinstance(expand, int) and expand > 0 and found:
+            found.extend(self._linked(found, Filters.build(**filters), expand, now()))
         if self.record_retrievals:
             for hit in found:
                 self.events.emit_hit("retrieved", hit)
+        if record_access:
+            self.access.note(h.doc_id for h in found)
         return found
+
+    @property
+    def clusters(self) -> Clusters:
+        """Named groups of memories with a rolling summary and a decision log: see
+        :mod:`trove.memory.clusters`."""
+        return Clusters(self)
+
+    def _has_duplicates(self) -> bool:
+        return self.backend.get_meta(canonical.META_KEY) is not None
+
+    def canonicalize(self, **options: Any) -> builtins.list[canonical.DuplicateGroup]:
+        """Fold near-duplicates into canonical documents (reversible, nothing deleted):
+        ``threshold``, ``text_threshold``, ``namespace``, ``rule``, ``dry_run``; see
+        :mod:`trove.memory.canonical`."""
+        return canonical.canonicalize(self, **options)
+
+    def uncanonicalize(self, namespace: str = "default") -> int:
+        """Undo :meth:`canonicalize` in a namespace; returns how many it unmarked."""
+        return canonical.uncanonicalize(self, namespace=namespace)
 
     def _search(
         self,
@@ -467,14 +605,9 @@ class Store:
         limit: int = 10,
         raw: bool = False,
         explain: bool = False,
-        expand: int | str = 0,
         **filters: Any,
     ) -> builtins.list[Hit]:
-        """One query, one ranking: :meth:`search` without variants."""
-        if isinstance(expand, bool) or not isinstance(expand, int) or expand < 0:
-            raise InvalidQuery(
-                f'expand must be a number of links (0, 1, ...) or "llm", not {expand!r}'
-            )
+        """One query, one ranking: :meth:`search` without variants, vectors or links."""
         mode = mode or ("hybrid" if self.has_embedder else "keyword")
         if mode not in MODES:
             raise InvalidQuery(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
@@ -514,7 +647,7 @@ class Store:
             )
             for f in fused
         ]
-        return hits + self._linked(hits, where, expand, stamp) if expand > 0 else hits
+        return hits
 
     def _linked(
         self, hits: builtins.list[Hit], where: Filters, depth: int, stamp: float
@@ -553,7 +686,18 @@ class Store:
         self, query: str, parsed: ParsedQuery, where: Filters, stamp: float
     ) -> dict[str, builtins.list[KeywordHit]]:
         # The query is embedded on another thread while the keyword leg ranks (the model
-        # and SQLite release the GIL).
+        # and SQLite release the GIL); not inside kb.transaction(), whose thread holds the
+        # connection the other thread would wait for.
+        if atomic.active(self):
+            keyword = (
+                []
+                if parsed.empty
+                else self.backend.keyword_search(parsed, where, _FUSION_DEPTH, stamp)
+            )
+            return {
+                "keyword": keyword,
+                "semantic": self._semantic(query, where, _FUSION_DEPTH, stamp),
+            }
         semantic = self._pool.submit(self._semantic, query, where, _FUSION_DEPTH, stamp)
         keyword = (
             []
@@ -664,4 +808,17 @@ def _hit(
         scope=doc.scope,
         importance=doc.importance,
         explain=explain,
+        confidence=doc.confidence,
+        entities=doc.entities,
+        access_count=doc.access_count,
+        last_accessed=doc.last_accessed,
+        created_at=doc.created_at,
     )
+
+
+# add()'s defaults: with on_conflict="merge", an argument left at its default is not given.
+_ADD_DEFAULTS = {
+    name: param.default
+    for name, param in inspect.signature(Store.add).parameters.items()
+    if param.default is not inspect.Parameter.empty
+}

@@ -103,6 +103,7 @@ class Workspace:
         check_content(item.get("text"), self.max_content_tokens)
         _refuse_stamped(item)
         fields = dict(item)
+        on_conflict = fields.pop("on_conflict", None) or "replace"
         self._own_namespace(fields.pop("namespace", None))
         if fields.get("scope") == "global" and not self.allow_global:
             raise Forbidden("this caller may not write global items")
@@ -114,7 +115,9 @@ class Workspace:
         existing = self.store.peek(self._id_for(fields))
         if existing is not None and not self._visible(existing):
             raise Forbidden("an item with this key belongs to another session")
-        result = self.store.write_many([fields], author_tier=self.author_tier)[0]
+        result = self.store.write_many(
+            [fields], author_tier=self.author_tier, on_conflict=on_conflict
+        )[0]
         return result.id
 
     def update(self, doc_id: str, **changes: Any) -> str:
@@ -127,8 +130,9 @@ class Workspace:
         self._own_namespace(changes.pop("namespace", None))
         return self.store.update(doc_id, **changes)
 
-    def delete(self, doc_id: str) -> bool:
-        """Tombstone an item; False when it was already deleted (deleting is idempotent)."""
+    def delete(self, doc_id: str, *, hard: bool = False) -> bool:
+        """Tombstone an item (False when it was already deleted: deleting is idempotent),
+        or with ``hard`` remove it for good."""
         if not self.allow_delete:
             raise Forbidden("deletes are not allowed for this caller")
         stored = self.store.backend.get_document(doc_id, with_text=False)
@@ -137,8 +141,9 @@ class Workspace:
         doc = self._require(doc_id)
         if doc.scope == "global" and not self.allow_global:
             raise Forbidden("this caller may not delete global items")
-        self.store.delete(doc_id)
-        return True
+        if hard:
+            return self.store.purge(ids=[doc_id]) > 0
+        return self.store.delete(doc_id)
 
     def link(self, src: str, dst: str, type: str = "relates_to", weight: float = 1.0) -> Edge:
         self._writable()

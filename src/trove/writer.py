@@ -19,7 +19,8 @@ from .backends.base import ChunkRow
 from .errors import InvalidInput
 from .ids import document_id
 from .ingest.chunking import chunk_text
-from .models import DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, Document
+from .memory import entry
+from .models import CARRIED_FIELDS, DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, Document
 from .search.filters import SCOPES
 from .timeutil import now, to_epoch, to_iso
 
@@ -48,13 +49,16 @@ ADD_FIELDS = frozenset(
         "session",
         "importance",
         "ttl",
+        *entry.FIELDS,
     ]
 )
 AUTHOR_TIERS = ("human", "explicit", "derived", "llm")
 # Fields whose change alters what is indexed, so chunks are rebuilt.
-_INDEXED = ("content_hash", "title")
+_INDEXED = ("content_hash", "title", "indexed", "keyword_text", "semantic_text")
+# What a new importance is when the caller gives none.
+DEFAULT_IMPORTANCE = 0.5
 # Everything a caller decides (the text through its hash): equal means the write is a no-op.
-_COMPARED = [f for f in DOCUMENT_FIELDS if f not in (*STAMP_FIELDS, "text")]
+_COMPARED = [f for f in DOCUMENT_FIELDS if f not in (*STAMP_FIELDS, *CARRIED_FIELDS, "text")]
 
 
 @dataclass(frozen=True)
@@ -139,12 +143,13 @@ def prepare(
         importance=_importance(item.get("importance")),
         author_tier=author_tier,
         expires_at=to_iso(_expiry(item.get("expires_at"), item.get("ttl"))),
+        **entry.fields(item),
     )
 
 
-def _importance(value: Any) -> float | None:
+def _importance(value: Any) -> float:
     if value is None:
-        return None
+        return DEFAULT_IMPORTANCE
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         raise InvalidInput(f"importance must be a number, not {value!r}")
     return float(value)
@@ -160,8 +165,13 @@ def _expiry(expires_at: Any, ttl: Any) -> float | None:
     return now() + float(ttl)
 
 
-def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
-    """Write documents that were :func:`prepare`-d; the last write of an id wins."""
+def write_batch(
+    store: Store, docs: Sequence[Document], given: Mapping[str, np.ndarray] | None = None
+) -> list[WriteResult]:
+    """Write documents that were :func:`prepare`-d; the last write of an id wins.
+    ``given``: the vectors callers brought, by document id."""
+    from .memory import own_vectors
+
     backend = store.backend
     stamp = to_iso(now())
     plans: dict[str, _Plan] = {}
@@ -171,12 +181,14 @@ def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
             plans[doc.id] = _Plan(doc, "unchanged")
             continue
         new = replace(doc, created_at=old.created_at if old else stamp, updated_at=stamp)
+        if old is not None:
+            new = replace(new, **{f: getattr(old, f) for f in CARRIED_FIELDS})
         action = "added" if old is None else "restored" if old.deleted_at else "updated"
         reindex = old is None or any(getattr(old, f) != getattr(new, f) for f in _INDEXED)
         chunks = chunk_rows(new, store.chunk_chars, store.chunk_overlap) if reindex else []
         plans[doc.id] = _Plan(new, action, chunks, reindex)
-    fresh = [row for plan in plans.values() for row in plan.chunks]
-    vectors = store.vectors.vectors_for(fresh)
+    fresh = _rows(plans)
+    vectors, has = own_vectors.vectors_for(store, fresh, given or {}, _no_vector(plans))
     written_ids: list[int] = []
     dropped_ids: list[int] = []
     with backend.transaction():
@@ -190,21 +202,28 @@ def write_batch(store: Store, docs: Sequence[Document]) -> list[WriteResult]:
                 dropped, ids = backend.replace_chunks(plan.doc.id, plan.chunks)
                 dropped_ids.extend(dropped)
                 written_ids.extend(ids)
+        if vectors is not None and len(fresh) != len(written_ids):
+            # A re-planned document brought new chunks.
+            fresh = _rows(plans)
+            vectors, has = own_vectors.vectors_for(store, fresh, given or {}, _no_vector(plans))
+        vector_ids = written_ids if has is None else [written_ids[i] for i in has]
         if vectors is not None:
-            matrix = vectors.matrix
-            if len(matrix) != len(written_ids):  # a re-planned document brought new chunks
-                replanned = [row for plan in plans.values() for row in plan.chunks]
-                redo = store.vectors.vectors_for(replanned)
-                matrix = redo.matrix if redo is not None else matrix
-                vectors = Vectors(vectors.table, matrix)
-            backend.put_vectors(vectors.table, written_ids, vectors.matrix)
+            backend.put_vectors(vectors.table, vector_ids, vectors.matrix)
     if vectors is not None:
-        backend.vectors_changed(dropped_ids, written_ids, vectors.matrix)
+        backend.vectors_changed(dropped_ids, vector_ids, vectors.matrix)
     for plan in plans.values():
         if plan.action != "unchanged":
             kind = {"added": "written", "restored": "restored"}.get(plan.action, "updated")
             store.notify(kind, plan.doc)
     return [WriteResult(doc.id, plans[doc.id].action, len(plans[doc.id].chunks)) for doc in docs]
+
+
+def _no_vector(plans: Mapping[str, _Plan]) -> set[str]:
+    return {doc_id for doc_id, plan in plans.items() if not entry.semantic(plan.doc)}
+
+
+def _rows(plans: Mapping[str, _Plan]) -> list[tuple[str, ChunkRow]]:
+    return [(plan.doc.id, row) for plan in plans.values() for row in plan.chunks]
 
 
 def _recheck(store: Store, plan: _Plan) -> None:
@@ -216,7 +235,8 @@ def _recheck(store: Store, plan: _Plan) -> None:
         return
     plan.action = "added" if current is None else "restored" if current.deleted_at else "updated"
     if current is not None:
-        plan.doc = replace(plan.doc, created_at=current.created_at)
+        carried = {f: getattr(current, f) for f in CARRIED_FIELDS}
+        plan.doc = replace(plan.doc, created_at=current.created_at, **carried)
     if not plan.reindex and (
         current is None or any(getattr(current, f) != getattr(plan.doc, f) for f in _INDEXED)
     ):
@@ -233,6 +253,8 @@ class Vectors:
 
 
 def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
+    if entry.controlled(doc):
+        return entry.rows(doc)
     return [
         chunk_row(doc, chunk)
         for chunk in chunk_text(doc.text, max_chars=max_chars, overlap=overlap)

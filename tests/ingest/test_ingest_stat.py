@@ -186,6 +186,23 @@ def test_a_store_from_before_the_stat_records_reads_once_then_not(
     with trove.open(db, embedder=None) as kb:
         kb.ingest(vault)
     conn = apsw.Connection(str(db))  # back to schema 5, which had no file_stat table
+    # (nor the memory fields of schema 7)
+    memory_columns = [
+        "confidence",
+        "compression_level",
+        "entities",
+        "source_turn_ids",
+        "canonical_id",
+        "access_count",
+        "last_accessed",
+        "indexed",
+        "keyword_text",
+        "semantic_text",
+    ]
+    conn.execute(
+        "DROP TABLE cluster_member; DROP TABLE cluster; DROP INDEX document_canonical; "
+        + "".join(f"ALTER TABLE document DROP COLUMN {c}; " for c in memory_columns)
+    )
     conn.execute("DROP TABLE file_stat; PRAGMA user_version = 5")
     conn.close()
     with trove.open(db, embedder=None) as kb:

@@ -338,3 +338,26 @@ def test_refuses_other_addresses_without_a_token(tmp_path: Path) -> None:
     ServerConfig().override(token=ANA).check_bind("0.0.0.0")
     for host in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
         ServerConfig().check_bind(host)
+
+
+def test_memory_routes_upsert_vectors_clusters_and_hard_delete(ana: httpx.Client) -> None:
+    first = ana.post("/v1/items", json={"text": "cat facts", "dedupe_key": "cat", "author": "x"})
+    doc_id = first.json()["id"]
+    merged = ana.post(
+        "/v1/items", json={"text": "cat facts v2", "dedupe_key": "cat", "on_conflict": "merge"}
+    )
+    assert merged.json()["id"] == doc_id
+    assert ana.get(f"/v1/items/{doc_id}").json()["author"] == "x"
+    hits = ana.post("/v1/search", json={"query": "cat facts", "rerank": "memory"}).json()
+    assert hits["hits"][0]["doc_id"] == doc_id
+    made = ana.post("/v1/clusters", json={"name": "cats", "ids": [doc_id], "summary": "felines"})
+    cluster = made.json()
+    assert made.status_code == 200 and cluster["members"] == [doc_id]
+    decided = ana.post(f"/v1/clusters/{cluster['id']}/decisions", json={"text": "more cats"})
+    assert decided.json()["decision_log"][0]["text"] == "more cats"
+    inside = ana.post("/v1/search", json={"query": "cat", "cluster": cluster["id"]}).json()
+    assert [h["doc_id"] for h in inside["hits"]] == [doc_id]
+    error(ana.post("/v1/clusters/nope/members", json={"ids": [doc_id]}), 404, "not_found")
+    assert ana.delete(f"/v1/clusters/{cluster['id']}").json()["deleted"] is True
+    assert ana.delete(f"/v1/items/{doc_id}", params={"hard": "true"}).json()["deleted"] is True
+    error(ana.get(f"/v1/items/{doc_id}"), 404, "not_found")

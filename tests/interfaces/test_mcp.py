@@ -33,6 +33,7 @@ ALL_TOOLS = {
     "knowledge_delete",
     "knowledge_link",
     "knowledge_probe",
+    "knowledge_cluster",
 }
 
 
@@ -337,6 +338,34 @@ def test_streamable_http_needs_a_token_and_gives_each_session_its_own(
                 assert one.call("knowledge_get", id=note["id"])["namespace"] == "team"
                 assert "not_found" in two.fail("knowledge_get", id=note["id"])
                 assert two.call("knowledge_get", id=shared["id"])["text"] == "http team note"
+
+
+def test_memory_tools_upsert_rerank_clusters_and_hard_delete(ana: Mcp) -> None:
+    first = ana.call("knowledge_write", text="bo likes jazz", dedupe_key="bo:music", tags=["t"])
+    kept = ana.call(
+        "knowledge_write", text="bo likes pop", dedupe_key="bo:music", on_conflict="keep"
+    )
+    assert kept["id"] == first["id"]
+    assert ana.call("knowledge_get", id=first["id"])["text"] == "bo likes jazz"
+    ana.call(
+        "knowledge_write", text="bo likes jazz a lot", dedupe_key="bo:music", on_conflict="merge"
+    )
+    assert ana.call("knowledge_get", id=first["id"])["tags"] == ["t"]
+    hidden = ana.call("knowledge_write", text="secret index free note", index="none")
+    assert ana.call("knowledge_search", query="secret index free", mode="keyword")["results"] == []
+    found = ana.call("knowledge_search", query="bo music jazz", rerank="memory")["results"]
+    assert found[0]["id"] == first["id"]
+    made = ana.call("knowledge_cluster", action="create", name="bo", ids=[first["id"]])
+    assert made["members"] == [first["id"]]
+    ana.call("knowledge_cluster", action="decide", cluster_id=made["id"], decision="ask bo")
+    got = ana.call("knowledge_cluster", action="get", cluster_id=made["id"])
+    assert got["decision_log"][0]["author_tier"] == "llm"
+    inside = ana.call("knowledge_search", query="jazz", cluster=made["id"])["results"]
+    assert [r["id"] for r in inside] == [first["id"]]
+    gone = ana.call("knowledge_delete", id=hidden["id"], permanent=True)
+    assert gone["deleted"] is True
+    assert "not_found" in ana.fail("knowledge_get", id=hidden["id"])
+    assert "not_found" in ana.fail("knowledge_cluster", action="get", cluster_id="nope")
 
 
 # --- the agent loop: variants, probe, limits ---------------------------------------------

@@ -33,6 +33,8 @@ from ..models import DOCUMENT_FIELDS, Chunk, Document
 from ..timeutil import to_epoch, to_iso
 from . import postgres_text as text_index
 from .base import ChunkRow, FileStat
+from .postgres_clusters import PostgresClusters
+from .postgres_lifecycle import PostgresLifecycle
 from .postgres_schema import current_version, ensure_vector_extension, migrate
 from .postgres_search import PostgresSearch
 from .postgres_text import esc, esc_opt, filterable, unesc
@@ -45,15 +47,28 @@ _DOC_LOCKS = 0x54524F58
 
 DOC_COLUMNS = list(DOCUMENT_FIELDS)
 HEADER_COLUMNS = [c for c in DOC_COLUMNS if c != "text"]
-_TIME_COLUMNS = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
-_ARRAY_COLUMNS = ("participants", "tags")
-_NUMBER_COLUMNS = ("importance", *_TIME_COLUMNS)
+_TIME_COLUMNS = (
+    "timestamp",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "expires_at",
+    "last_accessed",
+)
+_ARRAY_COLUMNS = ("participants", "tags", "entities", "source_turn_ids")
+_NUMBER_COLUMNS = (
+    "importance",
+    "confidence",
+    "compression_level",
+    "access_count",
+    *_TIME_COLUMNS,
+)
 _STRING_COLUMNS = tuple(
     c for c in DOC_COLUMNS if c not in (*_ARRAY_COLUMNS, *_NUMBER_COLUMNS, "metadata")
 )
 
 
-class PostgresBackend(PostgresVectors, PostgresSearch):
+class PostgresBackend(PostgresVectors, PostgresSearch, PostgresLifecycle, PostgresClusters):
     """Everything trove stores, in one PostgreSQL schema. Thread-safe: each thread's
     transaction has its own pooled connection."""
 

@@ -117,6 +117,38 @@ CREATE TABLE file_stat (
 """
 
 
+# Agent memory (issue 16); the same columns as SQLite's m007_memory_fields.
+M004 = """
+ALTER TABLE document
+    ADD COLUMN confidence double precision NOT NULL DEFAULT 1.0,
+    ADD COLUMN compression_level integer NOT NULL DEFAULT 0,
+    ADD COLUMN entities text[] NOT NULL DEFAULT '{}',
+    ADD COLUMN source_turn_ids text[] NOT NULL DEFAULT '{}',
+    ADD COLUMN canonical_id text,
+    ADD COLUMN access_count bigint NOT NULL DEFAULT 0,
+    ADD COLUMN last_accessed double precision,
+    ADD COLUMN indexed text NOT NULL DEFAULT 'both',
+    ADD COLUMN keyword_text text,
+    ADD COLUMN semantic_text text;
+UPDATE document SET importance = 0.5 WHERE importance IS NULL;
+CREATE INDEX document_canonical ON document (canonical_id) WHERE canonical_id IS NOT NULL;
+CREATE INDEX document_entities ON document USING gin (entities);
+
+CREATE TABLE cluster (
+    id text PRIMARY KEY,
+    namespace text NOT NULL,
+    data text NOT NULL
+);
+CREATE TABLE cluster_member (
+    cluster_id text NOT NULL REFERENCES cluster (id) ON DELETE CASCADE,
+    doc_id text NOT NULL REFERENCES document (id) ON DELETE CASCADE,
+    added_at double precision NOT NULL,
+    PRIMARY KEY (cluster_id, doc_id)
+);
+CREATE INDEX cluster_member_doc ON cluster_member (doc_id);
+"""
+
+
 def m001_initial(conn: psycopg.Connection) -> None:
     conn.execute(M001)
 
@@ -129,10 +161,15 @@ def m003_file_stat(conn: psycopg.Connection) -> None:
     conn.execute(M003)
 
 
+def m004_memory_fields(conn: psycopg.Connection) -> None:
+    conn.execute(M004)
+
+
 MIGRATIONS: list[Callable[[psycopg.Connection], None]] = [
     m001_initial,
     m002_text_search,
     m003_file_stat,
+    m004_memory_fields,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 # Any constant of ours: the advisory lock that serializes migrations of one schema.

@@ -27,6 +27,7 @@ from ..search.ranking import collapse, merge_evidence, substring_scores
 from ..timeutil import to_iso
 from . import postgres_text as text_index
 from .base import KeywordHit
+from .postgres_lifecycle import list_clauses, memory_clauses
 from .postgres_text import esc, esc_opt, filterable, unesc
 
 # Corpus size and mean lengths (for BM25) are recounted at most this often when other
@@ -78,7 +79,8 @@ def filter_sql(filters: Filters, now: float) -> tuple[str, list[Any]]:
             alike = [bool(value), int(value)]
         clauses.append("d.meta @> ANY(%s::jsonb[])")
         params.append([Jsonb({esc(key): filterable(v)}) for v in alike])
-    return " AND ".join(clauses), params
+    extra, more = memory_clauses(filters)
+    return " AND ".join(clauses + extra), params + more
 
 
 class PostgresSearch:
@@ -364,10 +366,15 @@ class PostgresSearch:
         after: tuple[float, str] | None,
         limit: int,
         include_deleted: bool,
+        filters: Filters | None = None,
     ) -> list[Document]:
         """Newest first by (created_at, id); ``after`` is the last item of the previous page."""
         clauses = ["namespace = %s", "(scope <> 'session' OR %s::text IS NULL OR session_id = %s)"]
         params: list[Any] = [esc(namespace), esc_opt(session), esc_opt(session)]
+        if filters is not None:
+            extra, more = list_clauses(filters)
+            clauses += extra
+            params += more
         if scope:
             clauses.append("scope = ANY(%s)")
             params.append(list(scope))

@@ -23,7 +23,9 @@ from ..search.query import ParsedQuery, cjk_text, has_cjk, quote
 from ..search.ranking import WIDEN, collapse, first_window, merge_evidence, substring_scores
 from ..timeutil import to_epoch, to_iso
 from .base import ChunkRow, FileStat, KeywordHit
+from .sqlite_clusters import ClusterStorage
 from .sqlite_conn import SerializedConnection
+from .sqlite_lifecycle import LifecycleStorage, memory_clauses
 from .sqlite_memory import MemoryStorage
 from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate, word_tokenizer
 from .sqlite_vectors import VectorStorage, load_extension
@@ -34,11 +36,18 @@ _PARTIAL_TERMS = 16
 
 _DOC_COLUMNS = list(DOCUMENT_FIELDS)
 _HEADER_COLUMNS = [c for c in _DOC_COLUMNS if c != "text"]
-_TIME_COLUMNS = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
-_JSON_LIST_COLUMNS = ("participants", "tags")
+_TIME_COLUMNS = (
+    "timestamp",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "expires_at",
+    "last_accessed",
+)
+_JSON_LIST_COLUMNS = ("participants", "tags", "entities", "source_turn_ids")
 
 
-class SQLiteBackend(VectorStorage, MemoryStorage):
+class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStorage):
     """Everything trove stores, in one SQLite file. Thread-safe: one statement at a time."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000) -> None:
@@ -652,7 +661,8 @@ def _filter_sql(filters: Filters, now: float) -> tuple[str, tuple[Any, ...]]:
         else:
             clauses.append("json_extract(d.metadata, ?) = ?")
             params.extend((path, int(value) if isinstance(value, bool) else value))
-    return " AND ".join(clauses), tuple(params)
+    extra, more = memory_clauses(filters)
+    return " AND ".join(clauses + extra), tuple(params + more)
 
 
 def _match_terms(match: str) -> list[str]:

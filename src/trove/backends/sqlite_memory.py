@@ -7,8 +7,10 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..models import Document, Edge
+from ..search.filters import Filters
 from ..timeutil import to_iso
 from .sqlite_conn import SerializedConnection
+from .sqlite_lifecycle import list_clauses
 
 
 class MemoryStorage:
@@ -58,10 +60,15 @@ class MemoryStorage:
         after: tuple[float, str] | None,
         limit: int,
         include_deleted: bool,
+        filters: Filters | None = None,
     ) -> list[Document]:
         """Newest first by (created_at, id); ``after`` is the last item of the previous page."""
         clauses = ["namespace = ?", "(scope != 'session' OR ? IS NULL OR session_id = ?)"]
         params: list[Any] = [namespace, session, session]
+        if filters is not None:
+            extra, more = list_clauses(filters)
+            clauses += extra
+            params += more
         if scope:
             clauses.append(f"scope IN ({', '.join('?' * len(scope))})")
             params.extend(scope)

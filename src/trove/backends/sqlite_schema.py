@@ -198,7 +198,45 @@ def m006_file_stat(conn: apsw.Connection) -> None:
     )
 
 
-def m007_agent_loop(conn: apsw.Connection) -> None:
+def m007_memory_fields(conn: apsw.Connection) -> None:
+    """Agent memory (issue 16): confidence, compression, entities, source turns, canonical
+    duplicates, use (count and last access), and entry control (which indexes hold an
+    entry, and the texts they index). Importance now defaults to 0.5."""
+    conn.execute(
+        """
+        ALTER TABLE document ADD COLUMN confidence REAL NOT NULL DEFAULT 1.0;
+        ALTER TABLE document ADD COLUMN compression_level INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE document ADD COLUMN entities TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE document ADD COLUMN source_turn_ids TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE document ADD COLUMN canonical_id TEXT;
+        ALTER TABLE document ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE document ADD COLUMN last_accessed REAL;
+        ALTER TABLE document ADD COLUMN indexed TEXT NOT NULL DEFAULT 'both';
+        ALTER TABLE document ADD COLUMN keyword_text TEXT;
+        ALTER TABLE document ADD COLUMN semantic_text TEXT;
+        UPDATE document SET importance = 0.5 WHERE importance IS NULL;
+        CREATE INDEX document_canonical ON document (canonical_id)
+            WHERE canonical_id IS NOT NULL;
+
+        -- A cluster's fields other than its id live in one JSON object (see
+        -- trove.memory.clusters); its members are rows, gone with their document.
+        CREATE TABLE cluster (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            data TEXT NOT NULL
+        ) STRICT;
+        CREATE TABLE cluster_member (
+            cluster_id TEXT NOT NULL REFERENCES cluster (id) ON DELETE CASCADE,
+            doc_id TEXT NOT NULL REFERENCES document (id) ON DELETE CASCADE,
+            added_at REAL NOT NULL,
+            PRIMARY KEY (cluster_id, doc_id)
+        ) STRICT;
+        CREATE INDEX cluster_member_doc ON cluster_member (doc_id);
+        """
+    )
+
+
+def m008_agent_loop(conn: apsw.Connection) -> None:
     """The agent loop (issue 17). An event log: every committed change of a document, for
     live events across processes; triggers write it in the writer's own transaction, so a
     rolled-back write logs nothing and every process writing the file is heard (see
@@ -216,7 +254,8 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m004_cjk_bigrams,
     m005_document_visible,
     m006_file_stat,
-    m007_agent_loop,
+    m007_memory_fields,
+    m008_agent_loop,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -100,6 +100,12 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
     return found
 
 
+def _given(ctx: click.Context, name: str, value: Any) -> bool:
+    if name == "metadata":
+        return bool(value)
+    return ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
+
+
 class TroveGroup(click.Group):
     """Global options (--db, --embedder) may also follow the command."""
 
@@ -147,10 +153,22 @@ def cli(ctx: click.Context, db: str | None, embedder: str | None) -> None:
 @click.option("--namespace", default="default")
 @click.option("--dedupe-key", help="A key of your own; writing it again updates in place.")
 @click.option("--expires-at", help="ISO-8601 time after which the document disappears.")
+@click.option(
+    "--on-conflict",
+    type=click.Choice(["replace", "merge", "keep"]),
+    default="replace",
+    show_default=True,
+    help="A stored key: replace the record, merge in the options given, or keep it.",
+)
 @json_option
 @click.pass_context
 def add(
-    ctx: click.Context, text: str | None, meta: tuple[str, ...], as_json: bool, **fields: Any
+    ctx: click.Context,
+    text: str | None,
+    meta: tuple[str, ...],
+    as_json: bool,
+    on_conflict: str,
+    **fields: Any,
 ) -> None:
     """Add one document: TEXT, or standard input when TEXT is omitted or '-'."""
     if text is None or text == "-":
@@ -162,7 +180,10 @@ def add(
             raise click.ClickException(f"standard input is not UTF-8 (byte {exc.start})") from None
     metadata = _pairs(meta, "--meta")
     with open_store(ctx) as kb:
-        result = kb.write_many([{"text": text, "metadata": metadata, **fields}])[0]
+        item = {"text": text, "metadata": metadata, **fields}
+        if on_conflict == "merge":  # only the options given on the command line change
+            item = {k: v for k, v in item.items() if k == "text" or _given(ctx, k, v)}
+        result = kb.write_many([item], on_conflict=on_conflict)[0]
     if as_json:
         emit({"id": result.id, "action": result.action})
     else:
@@ -192,6 +213,16 @@ def add(
     "--expand",
     type=click.Choice(["llm", "off"]),
     help="llm: also search the configured LLM's variants (default: trove settings).",
+)
+@click.option("--rerank", type=click.Choice(["memory"]), help="Blend in recency, importance, use.")
+@click.option("--cluster", help="Only members of this cluster.")
+@click.option("--entity", "entities", multiple=True, help="Documents about all these entities.")
+@click.option(
+    "--all-duplicates",
+    "collapse_duplicates",
+    flag_value=False,
+    default=None,
+    help="Show every member of a duplicate group, not only its canonical document.",
 )
 @json_option
 @click.pass_context
@@ -308,23 +339,28 @@ def restore(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None
 
 
 @cli.command()
+@click.argument("doc_ids", nargs=-1)
 @click.option("--dry-run", is_flag=True, help="Say how many would go; remove nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @click.pass_context
-def purge(ctx: click.Context, dry_run: bool, yes: bool, as_json: bool) -> None:
-    """Remove deleted and expired documents for good (asks first unless --yes)."""
+def purge(
+    ctx: click.Context, doc_ids: tuple[str, ...], dry_run: bool, yes: bool, as_json: bool
+) -> None:
+    """Remove deleted and expired documents for good; or, given DOC_IDS, those documents
+    whatever their state (asks first unless --yes)."""
     with open_store(ctx, create=False) as kb:
-        data = kb.stats()
-        pending = data.deleted + data.expired
+        if doc_ids:
+            pending = len(doc_ids)
+        else:
+            data = kb.stats()
+            pending = data.deleted + data.expired
         if dry_run or not pending:
             count = 0
-        elif not yes and not click.confirm(
-            f"remove {pending} deleted or expired document(s) for good?", err=True
-        ):
+        elif not yes and not click.confirm(f"remove {pending} document(s) for good?", err=True):
             raise click.ClickException("nothing purged (answer y, or pass --yes)")
         else:
-            count = kb.purge()
+            count = kb.purge(ids=list(doc_ids) if doc_ids else None)
     if as_json:
         emit({"purged": count, "would_purge": pending} if dry_run else {"purged": count})
     elif dry_run:
@@ -422,7 +458,15 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
 
 # Commands that live in their own modules register themselves on import.
-from . import cli_agent, cli_edit, cli_eval, cli_ingest, cli_migrate, cli_serve  # noqa: E402, F401
+from . import (  # noqa: E402, F401
+    cli_agent,
+    cli_edit,
+    cli_eval,
+    cli_ingest,
+    cli_memory,
+    cli_migrate,
+    cli_serve,
+)
 from . import cli_transfer as _transfer  # noqa: E402, F401
 
 

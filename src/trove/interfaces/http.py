@@ -78,6 +78,11 @@ class WriteBody(_Body):
     url: str | None = None
     thread_id: str | None = None
     channel: str | None = None
+    on_conflict: Literal["replace", "merge", "keep"] | None = Field(
+        None,
+        description="If the key is stored: replace (default) the item, merge in only the "
+        "fields sent, or keep the stored item untouched.",
+    )
 
 
 class UpdateBody(_Body):
@@ -91,7 +96,7 @@ class UpdateBody(_Body):
 
 
 class SearchBody(_Body):
-    query: str
+    query: str = Field("", description="The query (may be empty with `vector`).")
     mode: Literal["keyword", "semantic", "hybrid"] | None = None
     limit: int = Field(10, ge=0, le=1000)
     expand: Annotated[int, Field(ge=0, le=3)] | Literal["llm"] | None = Field(
@@ -112,6 +117,12 @@ class SearchBody(_Body):
     since: str | float | None = None
     until: str | float | None = None
     metadata: dict[str, Any] | None = Field(None, description="Equality on metadata keys.")
+    rerank: Literal["memory"] | dict[str, float] | None = Field(
+        None, description="Blend in recency, importance and use (`memory`, or weights)."
+    )
+    vector: list[float] | None = Field(None, description="Your own query embedding.")
+    cluster: str | None = Field(None, description="Only members of this cluster.")
+    collapse_duplicates: bool = Field(True, description="One hit per duplicate group.")
 
 
 class LinkBody(_Body):
@@ -195,6 +206,9 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     app.add_middleware(HostCheck, bind_host=config.host)
     _handle_errors(app)
     _meta_routes(app)
+    from .http_clusters import add_cluster_routes
+
+    add_cluster_routes(app, guard)
 
     @app.post(
         "/v1/search",
@@ -207,7 +221,7 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
         """Best documents first; filters narrow, `expand` follows links."""
         options = body.model_dump(exclude_unset=True)
         with guard.read(who.rights, who.session) as ws:
-            hits = ws.search(options.pop("query"), **options)
+            hits = ws.search(options.pop("query", ""), **options)
         return {"hits": [hit.to_dict() for hit in hits], **getattr(hits, "meta", dict)()}
 
     @app.get(
@@ -258,11 +272,12 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
         response_model=out.DeletedOut,
         responses=_WRITE_ERRORS,
     )
-    def delete(doc_id: str, who: Auth) -> dict[str, Any]:
-        """Tombstone an item (`trove restore` brings it back). Deleting it again succeeds
-        with `already_deleted: true`."""
+    def delete(doc_id: str, who: Auth, hard: bool = False) -> dict[str, Any]:
+        """Tombstone an item (`trove restore` brings it back), or with `hard=true` remove
+        it for good. Deleting a tombstoned item again succeeds with
+        `already_deleted: true`."""
         with guard.write(who.rights, who.session) as ws:
-            now_deleted = ws.delete(doc_id)
+            now_deleted = ws.delete(doc_id, hard=hard)
         return {"id": doc_id, "deleted": True, "already_deleted": not now_deleted}
 
     @app.post("/v1/links", tags=["write"], response_model=out.EdgeOut, responses=_WRITE_ERRORS)

@@ -46,6 +46,12 @@ class HitOut(_Out):
     importance: float | None
     explain: dict[str, Any] | None = None
     linked_from: dict[str, Any] | None = None
+    provenance: str | None = None
+    confidence: float = 1.0
+    entities: list[str] = []
+    access_count: int = 0
+    last_accessed: str | None = None
+    created_at: str | None = None
 
 
 class SearchOut(_Out):
@@ -78,6 +84,16 @@ class ItemOut(_Out):
     updated_at: str | None
     deleted_at: str | None
     expires_at: str | None
+    confidence: float = 1.0
+    compression_level: int = 0
+    entities: list[str] = []
+    source_turn_ids: list[str] = []
+    canonical_id: str | None = None
+    access_count: int = 0
+    last_accessed: str | None = None
+    indexed: str = "both"
+    keyword_text: str | None = None
+    semantic_text: str | None = None
     expired: bool
     deleted: bool
 

@@ -23,6 +23,7 @@ from ..probe import MAX_PAIRS, probe
 from ..search.variants import MAX_VARIANTS
 from ..store import Store
 from ..workspace import Workspace
+from . import clusters as cluster_ops
 from .config import Rights, ServerConfig, bearer_token
 from .guard import Guard, error_code
 from .mcp_events import Subscribers, add_resources, publishing
@@ -126,6 +127,32 @@ class KnowledgeTools:
         timestamp: Annotated[
             str | None, Field(description="When it happened, ISO-8601 (2026-11-03T09:00:00Z).")
         ] = None,
+        entities: Annotated[
+            list[str] | None, Field(description="People, projects, things it is about.")
+        ] = None,
+        confidence: Annotated[
+            float | None, Field(ge=0, le=1, description="How sure you are, 0 to 1 (default 1).")
+        ] = None,
+        index: Annotated[
+            Literal["both", "keyword", "semantic", "none"] | None,
+            Field(description="Which indexes find it (default both; none: only by id)."),
+        ] = None,
+        keyword_text: Annotated[
+            str | None, Field(description="Words to find it by, instead of its text.")
+        ] = None,
+        semantic_text: Annotated[
+            str | None, Field(description="A sentence for its meaning, instead of its text.")
+        ] = None,
+        vector: Annotated[
+            list[float] | None, Field(description="Your own embedding of it (store's size).")
+        ] = None,
+        on_conflict: Annotated[
+            Literal["replace", "merge", "keep"] | None,
+            Field(
+                description="If the key is already stored: replace (default) the whole item, "
+                "merge in only the fields given here, or keep the stored item untouched."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Save a memory (fact, decision, preference, note) so it can be found later, in this
         or future conversations. Returns its id."""
@@ -140,6 +167,13 @@ class KnowledgeTools:
             metadata=metadata,
             source=source,
             timestamp=timestamp,
+            on_conflict=on_conflict,
+            entities=entities,
+            confidence=confidence,
+            index=index,
+            keyword_text=keyword_text,
+            semantic_text=semantic_text,
+            vector=vector,
         )
         with self._workspace(ctx, write=True) as ws:
             return {"id": ws.write(item), "scope": scope}
@@ -197,6 +231,26 @@ class KnowledgeTools:
                 "vague queries and when a first search found little.",
             ),
         ] = None,
+        rerank: Annotated[
+            Literal["memory"] | None,
+            Field(description="memory: prefer recent, important and often used items."),
+        ] = None,
+        cluster: Annotated[
+            str | None, Field(description="Only members of this cluster (knowledge_cluster).")
+        ] = None,
+        entities: Annotated[
+            list[str] | None, Field(description="Only items about all of these entities.")
+        ] = None,
+        min_importance: Annotated[
+            float | None, Field(ge=0, le=1, description="Only items at least this important.")
+        ] = None,
+        collapse_duplicates: Annotated[
+            bool, Field(description="Show each group of duplicates as its canonical item.")
+        ] = True,
+        vector: Annotated[
+            list[float] | None,
+            Field(description="Search by your own query embedding instead of the words."),
+        ] = None,
     ) -> dict[str, Any]:
         """Search this workspace's knowledge by words and meaning, best first. Each result
         has an id, title and snippet («…» marks matches); knowledge_get reads one in full.
@@ -214,7 +268,13 @@ class KnowledgeTools:
             metadata=metadata,
             mode=mode,
             expand=expand,
+            rerank=rerank,
+            cluster=cluster,
+            entities=entities,
+            min_importance=min_importance,
+            vector=vector,
         )
+        options["collapse_duplicates"] = collapse_duplicates
         with self._workspace(ctx) as ws:
             hits = ws.search(query, **options)
         # Never more than the server's result budget: whole results, best first.
@@ -297,11 +357,18 @@ class KnowledgeTools:
             )
         return {"items": [_preview(doc) for doc in page.items], "cursor": page.cursor}
 
-    def knowledge_delete(self, ctx: Context, id: Id) -> dict[str, Any]:
-        """Delete an item: it disappears from search and get (a person can restore it).
-        Deleting it again succeeds with already_deleted=true."""
+    def knowledge_delete(
+        self,
+        ctx: Context,
+        id: Id,
+        permanent: Annotated[
+            bool, Field(description="Remove it for good (no restore), e.g. a wrong memory.")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Delete an item: it disappears from search and get (a person can restore it,
+        unless permanent). Deleting it again succeeds with already_deleted=true."""
         with self._workspace(ctx, write=True) as ws:
-            now_deleted = ws.delete(id)
+            now_deleted = ws.delete(id, hard=permanent)
         return {"id": id, "deleted": True, "already_deleted": not now_deleted}
 
     def knowledge_link(
@@ -322,6 +389,39 @@ class KnowledgeTools:
         expand=1 then returns linked items together. Linking again sets the weight."""
         with self._workspace(ctx, write=True) as ws:
             return ws.link(src, dst, type, weight).to_dict()
+
+    def knowledge_cluster(
+        self,
+        ctx: Context,
+        action: Annotated[
+            Literal["create", "get", "list", "update", "decide", "add", "remove", "delete"],
+            Field(
+                description="create (name, summary, ids), get, list, update (summary, "
+                "key_entities), decide (append a decision), add/remove (ids), delete."
+            ),
+        ],
+        cluster_id: Annotated[str | None, Field(description="The cluster's id.")] = None,
+        name: Annotated[str | None, Field(description="A new cluster's name.")] = None,
+        summary: Annotated[
+            str | None, Field(description="The rolling summary (replaces it); searchable.")
+        ] = None,
+        key_entities: Annotated[list[str] | None, Field(description="Key entities.")] = None,
+        decision: Annotated[str | None, Field(description="A decision to log.")] = None,
+        ids: Annotated[list[str] | None, Field(description="Item ids (members).")] = None,
+    ) -> dict[str, Any]:
+        """Group related memories in a named cluster with a rolling summary (kept current
+        by you) and an append-only decision log; knowledge_search(cluster=ID) searches it."""
+        with self._workspace(ctx, write=action not in ("get", "list")) as ws:
+            return cluster_ops.run(
+                ws,
+                action,
+                cluster_id=cluster_id,
+                name=name,
+                summary=summary,
+                key_entities=key_entities,
+                decision=decision,
+                ids=ids,
+            )
 
     @contextmanager
     def _workspace(self, ctx: Context, *, write: bool = False) -> Iterator[Workspace]:
@@ -357,6 +457,8 @@ def create_server(store: Store, config: ServerConfig) -> MCPServer:
         (tools.knowledge_list, "List items", _READ),
         (tools.knowledge_probe, "Probe recall", _READ),
     ]
+    if rights.allow_write:
+        offered.append((tools.knowledge_cluster, "Clusters of items", _changing(destructive=True)))
     if rights.allow_write:
         offered += [
             (tools.knowledge_write, "Save a memory", _changing(destructive=True)),

@@ -20,6 +20,11 @@ FILTER_NAMES = (
     "since",
     "until",
     "metadata",
+    "entities",
+    "min_importance",
+    "min_confidence",
+    "max_compression",
+    "cluster",
 )
 
 
@@ -37,6 +42,14 @@ class Filters:
     since: float | None = None
     until: float | None = None
     metadata: tuple[tuple[str, Any], ...] = field(default=())
+    # Agent memory (issue 16): entities like tags (all of), and bounds.
+    entities: tuple[str, ...] = ()
+    min_importance: float | None = None
+    min_confidence: float | None = None
+    max_compression: int | None = None
+    # Hide duplicates whose canonical document is live (set by the store, see canonical).
+    collapse: bool = False
+    cluster: str | None = None
 
     @classmethod
     def build(
@@ -52,6 +65,12 @@ class Filters:
         since: TimeLike | None = None,
         until: TimeLike | None = None,
         metadata: Mapping[str, Any] | None = None,
+        entities: str | Iterable[str] | None = None,
+        min_importance: float | None = None,
+        min_confidence: float | None = None,
+        max_compression: int | None = None,
+        collapse: bool = False,
+        cluster: str | None = None,
         **unknown: Any,
     ) -> Filters:
         if unknown:
@@ -86,7 +105,35 @@ class Filters:
             since=start,
             until=end,
             metadata=tuple(sorted((metadata or {}).items())),
+            entities=_strings(entities, "entities"),
+            min_importance=_number(min_importance, "min_importance"),
+            min_confidence=_number(min_confidence, "min_confidence"),
+            max_compression=_whole(max_compression, "max_compression"),
+            collapse=bool(collapse),
+            cluster=_cluster(cluster),
         )
+
+
+def _cluster(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidQuery("cluster must be a cluster id (a string)")
+    return value
+
+
+def _number(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        raise InvalidQuery(f"{name} must be a number")
+    return float(value)
+
+
+def _whole(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidQuery(f"{name} must be an integer")
+    return value
 
 
 def _strings(value: str | Iterable[str] | None, name: str) -> tuple[str, ...]:

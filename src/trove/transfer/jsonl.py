@@ -44,7 +44,7 @@ VERSION = 1
 _FIELDS = tuple(f.name for f in fields(Document))
 _PAGE = 200
 _PENDING = "import.vectors"
-_TIMES = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at")
+_TIMES = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at", "last_accessed")
 # A stored copy that matches on these is the same document (nothing to import).
 _SAME = ("content_hash", "updated_at", "deleted_at", "expires_at", "title", "tags", "metadata")
 
@@ -343,6 +343,8 @@ def _document(record: dict[str, Any]) -> Document:
     values = dict(data)
     values["participants"] = tuple(data.get("participants") or ())
     values["tags"] = tuple(data.get("tags") or ())
+    values["entities"] = tuple(data.get("entities") or ())
+    values["source_turn_ids"] = tuple(data.get("source_turn_ids") or ())
     values["metadata"] = dict(data.get("metadata") or {})
     return Document(**values)
 
@@ -354,14 +356,16 @@ def _check_types(data: dict[str, Any]) -> None:
         if name in _TIMES:
             if value is not None:
                 to_epoch(value, field=f"document {doc_id}: {name}")
-        elif name in ("source_id", "dedupe_key"):
+        elif name in ("source_id", "dedupe_key", "canonical_id", "keyword_text", "semantic_text"):
             ok = value is None or isinstance(value, str)
-        elif name in ("participants", "tags"):
+        elif name in ("participants", "tags", "entities", "source_turn_ids"):
             ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
         elif name == "metadata":
             ok = isinstance(value, dict)
-        elif name == "importance":
+        elif name in ("importance", "confidence"):
             ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+        elif name in ("compression_level", "access_count"):
+            ok = isinstance(value, int) and not isinstance(value, bool)
         else:
             ok = isinstance(value, str)
         if name not in _TIMES and not ok:

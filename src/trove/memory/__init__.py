@@ -1,0 +1,1 @@
+"""Agent-memory rules above the backend: upsert modes, atomic groups of writes, hard delete."""

@@ -1,0 +1,84 @@
+"""Use of memories: ``access_count`` and ``last_accessed``, recorded off the hot path.
+
+A read (``get``, or a search's results) only notes the ids in memory, under a lock held
+for a dictionary update; a background thread writes the counts in one transaction about
+once a second, and :meth:`flush` (also called by ``Store.close``) writes them now.
+Recording never fails a read: a store that cannot be written (a read-only file, a
+read-only database role) drops the counts and says so once in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ..errors import TroveError
+from ..timeutil import now
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
+
+log = logging.getLogger("trove.access")
+# Seconds between background writes of the counts.
+FLUSH_EVERY = 1.0
+
+
+class AccessRecorder:
+    """Counts reads per document and writes them in batches."""
+
+    def __init__(self, backend: Backend, *, enabled: bool = True) -> None:
+        self.backend = backend
+        self.enabled = enabled
+        self._pending: dict[str, tuple[int, float]] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._closed = False
+        self._failed = False
+        self._thread: threading.Thread | None = None
+
+    def note(self, doc_ids: Iterable[str]) -> None:
+        """Record that these documents were handed to a caller (cheap; never blocks on I/O)."""
+        if not self.enabled or self._closed:
+            return
+        stamp = now()
+        with self._lock:
+            for doc_id in doc_ids:
+                count, _ = self._pending.get(doc_id, (0, stamp))
+                self._pending[doc_id] = (count + 1, stamp)
+            if self._thread is None and self._pending:
+                self._thread = threading.Thread(target=self._run, name="trove-access", daemon=True)
+                self._thread.start()
+
+    def flush(self) -> int:
+        """Write the pending counts now; returns how many documents they touched."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        if not pending or self._failed:
+            return 0
+        try:
+            self.backend.record_access(pending)
+        except TroveError as exc:  # read-only file or role: reads go on, counts are dropped
+            self._failed = True
+            log.warning("access counts are not recorded: %s", exc)
+            return 0
+        return len(pending)
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join()
+        self.flush()
+
+    def _run(self) -> None:
+        while not self._closed:
+            self._wake.wait(FLUSH_EVERY)
+            if self._closed:
+                return
+            try:
+                self.flush()
+            except Exception:  # the store may be closing under us; never kill the process
+                log.exception("recording access counts failed")

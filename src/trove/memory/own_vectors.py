@@ -1,0 +1,156 @@
+"""Vectors a caller brings: ``add(..., vector=[...])`` and ``search(vector=[...])``.
+
+A caller who embeds for itself gives one vector per entry; it stands for the whole entry,
+so every chunk of it gets that vector (entries written this way are usually one chunk).
+Vectors are checked against the store's locked dimension (a store without a lock and
+without an embedder is locked to the first vector's dimension, as ``caller``'s vectors)
+and normalized, as the embedders' are. A wrong dimension, NaN or infinity, or an all-zero
+vector is ``InvalidInput``, raised before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence, Set
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..backends.base import ChunkRow, EmbedderLock
+from ..errors import InvalidInput, InvalidQuery
+from ..models import Hit
+from ..search.filters import Filters
+from ..search.query import parse as parse_query
+from ..timeutil import now
+from ..writer import Vectors
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+# The lock of a store whose only vectors are its callers' own.
+CALLER_SPEC = "caller"
+
+
+def parse(value: Any, *, error: type[Exception] = InvalidInput) -> np.ndarray:
+    """A caller's vector as a unit float32 array, or ``error`` saying what is wrong."""
+    if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
+        raise error("vector must be a list of numbers")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise error("vector must be a list of numbers") from None
+    if array.ndim != 1 or array.size == 0:
+        raise error("vector must be a flat, non-empty list of numbers")
+    if not np.all(np.isfinite(array)):
+        raise error("vector holds NaN or infinity")
+    norm = float(np.linalg.norm(array))
+    if norm == 0.0:
+        raise error("vector is all zeros; it has no direction to compare")
+    return (array / norm).astype(np.float32)
+
+
+def expected_dimension(store: Store) -> int | None:
+    """The dimension a caller's vector must have (None: not fixed yet)."""
+    lock = store.backend.vector_lock()
+    if lock is not None:
+        return lock.dimension
+    if store.has_embedder:
+        return int(store.vectors.resolve().dimension)
+    return None
+
+
+def check(store: Store, vectors: Mapping[str, np.ndarray]) -> None:
+    """Every given vector has the store's dimension (and the same one, on a new store)."""
+    want = expected_dimension(store)
+    for vector in vectors.values():
+        if want is None:
+            want = len(vector)
+        if len(vector) != want:
+            raise InvalidInput(
+                f"vector has {len(vector)} dimensions; this store's vectors have {want}"
+            )
+
+
+def vectors_for(
+    store: Store,
+    rows: Sequence[tuple[str, ChunkRow]],
+    given: Mapping[str, np.ndarray],
+    skip: Set[str] = frozenset(),
+) -> tuple[Vectors | None, list[int] | None]:
+    """Vectors for new chunk rows (each with its document id): a document's given vector
+    for its chunks, the embedder's for the rest, none for documents in ``skip`` (kept out
+    of the semantic index); and which rows they are for (None: all)."""
+    if not given and not skip:
+        return store.vectors.vectors_for([row for _, row in rows]), None
+    wanted = [i for i, (doc_id, _) in enumerate(rows) if doc_id not in skip]
+    todo = [i for i in wanted if rows[i][0] not in given]
+    embedded = store.vectors.vectors_for([rows[i][1] for i in todo])
+    if given:
+        lock: EmbedderLock | None = _lock(store, len(next(iter(given.values()))))
+    else:
+        lock = store.backend.vector_lock()
+    if lock is None or (todo and embedded is None and not given):
+        return None, None
+    if todo and embedded is None:  # a keyword-only store: only the given rows get one
+        wanted = [i for i in wanted if rows[i][0] in given]
+    matrix = np.empty((len(rows), lock.dimension), dtype=np.float32)
+    for i, (doc_id, _) in enumerate(rows):
+        if doc_id in given:
+            matrix[i] = given[doc_id]
+    if todo and embedded is not None:
+        matrix[todo] = embedded.matrix
+    if len(wanted) == len(rows):
+        return Vectors(lock.table, matrix), None
+    return Vectors(lock.table, matrix[wanted]), wanted
+
+
+def _lock(store: Store, dimension: int) -> EmbedderLock:
+    lock = store.backend.vector_lock()
+    if lock is not None:
+        return lock
+    if store.has_embedder:
+        store.vectors.vectors_for([])  # locks to the embedder, as its first write would
+        embedder = store.vectors.resolve()
+        return store.backend.vector_lock() or store.backend.lock_vectors(
+            store.vectors.spec, embedder.model_id, int(embedder.dimension)
+        )
+    return store.backend.lock_vectors(CALLER_SPEC, CALLER_SPEC, dimension)
+
+
+def query(store: Store, value: Any) -> tuple[EmbedderLock, np.ndarray] | None:
+    """The lock and a caller's query vector (None: the store has no vectors yet)."""
+    vector = parse(value, error=InvalidQuery)
+    lock = store.backend.vector_lock()
+    if lock is None:
+        return None
+    if len(vector) != lock.dimension:
+        raise InvalidQuery(
+            f"vector has {len(vector)} dimensions; this store's vectors have {lock.dimension}"
+        )
+    return lock, vector
+
+
+def search(store: Store, value: Any, where: Filters, limit: int, explain: bool) -> list[Hit]:
+    """Documents nearest to a caller's query vector, best first, one hit per document."""
+    from ..store import _hit
+
+    if not isinstance(limit, int) or limit < 0:
+        raise InvalidQuery("limit must be a non-negative integer")
+    found = query(store, value)
+    if found is None or limit == 0:
+        return []
+    lock, vector = found
+    ranked = store.backend.vector_search(lock, vector, where, limit, now())
+    docs = store.backend.get_documents([h.doc_id for h in ranked])
+    texts = store.backend.snippets(parse_query(""), [h.chunk_id for h in ranked])
+    return [
+        _hit(
+            docs[h.doc_id],
+            h.score,
+            texts.get(h.chunk_id, ""),
+            h.chunk,
+            {"semantic": {"rank": rank, "score": h.score}, "vector": "caller"}
+            if explain
+            else None,
+        )
+        for rank, h in enumerate(ranked, 1)
+    ]

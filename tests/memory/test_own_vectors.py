@@ -1,0 +1,93 @@
+"""Callers' own vectors: add(vector=...), add_many with vectors, search(vector=...)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import trove
+from trove import InvalidInput, InvalidQuery
+from trove.embedders import HashEmbedder
+
+
+def _seed(kb: trove.Store) -> dict[str, str]:
+    return {
+        "north": kb.add("points north", vector=[1, 0, 0, 0], source="a"),
+        "east": kb.add("points east", vector=[0, 1, 0, 0], source="b"),
+        "near north": kb.add("mostly north", vector=[0.9, 0.1, 0, 0], source="b"),
+    }
+
+
+def test_search_by_own_vector_ranks_by_cosine(kb: trove.Store) -> None:
+    ids = _seed(kb)
+    hits = kb.search(vector=[1, 0, 0, 0], limit=3)
+    assert [h.doc_id for h in hits] == [ids["north"], ids["near north"], ids["east"]]
+    assert hits[0].score > hits[1].score > hits[2].score
+
+
+def test_vector_search_applies_filters(kb: trove.Store) -> None:
+    ids = _seed(kb)
+    hits = kb.search(vector=[1, 0, 0, 0], source="b", limit=1)
+    assert [h.doc_id for h in hits] == [ids["near north"]]
+
+
+def test_add_many_with_vectors_and_get_returns_the_stored_text(kb: trove.Store) -> None:
+    ids = kb.add_many(
+        [
+            {"text": "first  text\n", "vector": [0, 0, 1, 0]},
+            {"text": "second", "vector": [0, 0, 0, 2]},
+        ]
+    )
+    doc = kb.get(ids[0])
+    assert doc is not None and doc.text == "first  text\n"
+    assert kb.search(vector=[0, 0, 0, 1], limit=1)[0].doc_id == ids[1]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [[1, 0, 0], [math.nan, 0, 0, 1], [0, 0, 0, 0], "1,0,0,0", [[1, 0, 0, 0]], [math.inf, 0, 0, 0]],
+)
+def test_bad_vectors_are_invalid_and_write_nothing(kb: trove.Store, bad: object) -> None:
+    kb.add("anchor", vector=[1, 0, 0, 0])
+    with pytest.raises(InvalidInput):
+        kb.add("bad one", vector=bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        kb.add_many([{"text": "bad two", "vector": bad}])
+    assert kb.stats().documents == 1
+
+
+def test_first_vector_of_a_keyword_store_locks_the_dimension(kb: trove.Store) -> None:
+    kb.add("three", vector=[1, 0, 0])
+    with pytest.raises(InvalidInput, match="3"):
+        kb.add("four", vector=[1, 0, 0, 0])
+    lock = kb.backend.vector_lock()
+    assert lock is not None and lock.dimension == 3
+
+
+def test_keyword_store_mixes_entries_with_and_without_vectors(kb: trove.Store) -> None:
+    ids = kb.add_many(
+        [{"text": "plain words only"}, {"text": "vector words", "vector": [0, 1, 0, 0]}]
+    )
+    assert [h.doc_id for h in kb.search(vector=[0, 1, 0, 0])] == [ids[1]]
+    assert {h.doc_id for h in kb.search("words")} == set(ids)
+
+
+def test_bad_query_vectors(kb: trove.Store) -> None:
+    assert kb.search(vector=[1, 0, 0, 0]) == []  # nothing stored yet
+    kb.add("anchor", vector=[1, 0, 0, 0])
+    for bad in ([1, 0], [math.nan, 0, 0, 0], [0, 0, 0, 0]):
+        with pytest.raises(InvalidQuery):
+            kb.search(vector=bad)
+
+
+def test_own_vectors_beside_an_embedder(store_target: str) -> None:
+    embedder = HashEmbedder(8)
+    with trove.open(store_target, embedder=embedder) as kb:
+        mine = kb.add("my own vector", vector=[0, 0, 0, 0, 0, 0, 0, 1])
+        theirs = kb.add("embedded by the store")
+        with pytest.raises(InvalidInput, match="8"):
+            kb.add("wrong size", vector=[1, 0, 0, 0])
+        assert kb.search(vector=[0, 0, 0, 0, 0, 0, 0, 1], limit=1)[0].doc_id == mine
+        query = embedder.embed_query("embedded by the store")
+        assert kb.search(vector=query.tolist(), limit=1)[0].doc_id == theirs
