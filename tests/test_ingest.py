@@ -79,11 +79,23 @@ def test_hidden_files_and_symlink_loops_are_not_followed(kb: trove.Store, folder
     report = kb.ingest(folder)
     assert report.added == 2
     assert kb.search("hidden") == [] and kb.search("outside") == []
+    skipped = dict(report.skipped)
+    assert skipped["sub/loop"] == "symlink loop: leads back to a folder above it"
 
 
-def test_empty_file_is_stored(kb: trove.Store, folder: Path) -> None:
+def test_a_loop_of_links_is_named_in_the_report(kb: trove.Store, folder: Path) -> None:
+    os.symlink(folder / "two", folder / "one")
+    os.symlink(folder / "one", folder / "two")
+    skipped = dict(kb.ingest(folder).skipped)
+    assert skipped["one"] == skipped["two"] == "symlink loop"
+
+
+def test_empty_file_is_skipped_not_stored(kb: trove.Store, folder: Path) -> None:
     (folder / "empty.md").write_text("", encoding="utf-8")
-    assert kb.ingest(folder).added == 3
+    (folder / "blank.md").write_text("  \n\n ", encoding="utf-8")
+    report = kb.ingest(folder)
+    assert report.added == 2
+    assert ("empty.md", "no text") in report.skipped and ("blank.md", "no text") in report.skipped
 
 
 def test_too_large_files_are_skipped(kb: trove.Store, folder: Path) -> None:

@@ -15,6 +15,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    CorruptStore,
     EmbedderError,
     EmbedderMismatch,
     Forbidden,
@@ -23,6 +24,7 @@ from .errors import (
     MissingDependency,
     NotATroveStore,
     NotFound,
+    QueryTimeout,
     SchemaTooNew,
     StoreError,
     TroveError,
@@ -141,6 +143,7 @@ def _with(backend: Any, options: dict[str, Any]) -> Store:
 
 __all__ = [
     "Chunk",
+    "CorruptStore",
     "Document",
     "Edge",
     "EmbedderError",
@@ -154,6 +157,7 @@ __all__ = [
     "NotATroveStore",
     "NotFound",
     "Page",
+    "QueryTimeout",
     "SchemaTooNew",
     "Stats",
     "Store",

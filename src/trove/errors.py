@@ -15,6 +15,10 @@ class InvalidQuery(TroveError):
     """A search request that cannot be run: unknown filter, bad mode, bad raw syntax."""
 
 
+class QueryTimeout(InvalidQuery):
+    """A search ran past its time budget and was stopped; narrow the query or its filters."""
+
+
 class Forbidden(TroveError):
     """The caller may not do this here (a denied write, a global write without the right)."""
 
@@ -33,6 +37,10 @@ class StoreError(TroveError):
 
 class NotATroveStore(StoreError):
     """The file exists but is not a trove store (another SQLite database, or not SQLite)."""
+
+
+class CorruptStore(StoreError):
+    """The store file is damaged (truncated, or pages that fail SQLite's checks)."""
 
 
 class SchemaTooNew(StoreError):

@@ -7,13 +7,14 @@ import builtins
 import inspect
 import json
 import os
+import reprlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from . import writer
+from . import validate, writer
 from .agent import purgeable
 from .backends.base import Backend, KeywordHit
 from .embedders.base import Embedder, scripts_of
@@ -29,6 +30,7 @@ from .memory.access import AccessRecorder
 from .memory.clusters import Clusters
 from .models import MODES, Chunk, Document, Edge, Hit, Page, Stats
 from .search import memory_rank, snippet
+from .search.bounds import bounded
 from .search.filters import Filters
 from .search.query import ParsedQuery, parse
 from .search.ranking import FUSIONS, fuse
@@ -403,8 +405,8 @@ class Store:
         """A typed, weighted edge from ``src`` to ``dst`` (linking again sets the weight)."""
         if not type or not isinstance(type, str):
             raise InvalidInput("an edge needs a type, e.g. relates_to or supersedes")
-        if isinstance(weight, bool) or not isinstance(weight, int | float):
-            raise InvalidInput("weight must be a number")
+        validate.string(type, "type")
+        weight = validate.number(weight, "weight", *validate.WEIGHT_RANGE)
         for doc_id in (src, dst):
             if self.peek(doc_id) is None:
                 raise NotFound(f"no document with id {doc_id!r}")
@@ -463,6 +465,7 @@ class Store:
 
     def peek(self, doc_id: str) -> Document | None:
         """:meth:`get` for trove's own checks: no ``retrieved`` event, no recorded use."""
+        validate.string(doc_id, "doc_id", InvalidQuery)
         doc = self.backend.get_document(doc_id)
         if doc is None or doc.deleted_at is not None or _expired(doc):
             return None
@@ -523,12 +526,8 @@ class Store:
         as uses of their documents unless ``record_access=False``.
         """
         expand = self._expand_default() if expand is None else expand
-        if isinstance(expand, bool) or not (expand == "llm" or isinstance(expand, int)):
-            raise InvalidQuery(
-                f'expand must be a number of links (0, 1, ...) or "llm", not {expand!r}'
-            )
-        if isinstance(expand, int) and expand < 0:
-            raise InvalidQuery(f"expand must not be negative, not {expand!r}")
+        if expand != "llm":
+            validate.count(expand, 'expand (or "llm")', 0, validate.MAX_EXPAND, InvalidQuery)
         if filters.pop("collapse_duplicates", True) and self._has_duplicates():
             filters["collapse"] = True
         if rerank is not None:
@@ -610,17 +609,16 @@ class Store:
         """One query, one ranking: :meth:`search` without variants, vectors or links."""
         mode = mode or ("hybrid" if self.has_embedder else "keyword")
         if mode not in MODES:
-            raise InvalidQuery(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
+            known = ", ".join(MODES)
+            raise InvalidQuery(f"unknown mode {reprlib.repr(mode)}; use one of: {known}")
         if mode != "keyword" and not self.has_embedder:
             raise InvalidQuery(
                 f"{mode} search needs an embedder; this store was opened with embedder=None"
             )
-        if not isinstance(limit, int) or limit < 0:
-            raise InvalidQuery("limit must be a non-negative integer")
+        validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
         where = Filters.build(**filters)
-        if not isinstance(query, str):
-            raise InvalidQuery("query must be a string")
-        parsed = parse(query, raw=raw)
+        validate.string(query, "query", InvalidQuery)
+        parsed, dropped = bounded(parse(query, raw=raw), self.backend.term_counts)
         if not query.strip() or limit == 0 or (parsed.empty and mode == "keyword"):
             return []
         stamp = now()
@@ -643,7 +641,7 @@ class Store:
                 f.score,
                 snippets.get(f.chunk_id, ""),
                 f.chunk,
-                f.explain(method, weights) if explain else None,
+                f.explain(method, weights, dropped) if explain else None,
             )
             for f in fused
         ]

@@ -8,13 +8,14 @@ written in one transaction, so a crash leaves the old version or the new one.
 from __future__ import annotations
 
 import hashlib
-import json
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import validate
 from .backends.base import ChunkRow
 from .errors import InvalidInput
 from .ids import document_id
@@ -92,13 +93,8 @@ def prepare(
         raise InvalidInput(f"unknown field {', '.join(sorted(unknown))}")
     if author_tier not in AUTHOR_TIERS:
         raise InvalidInput(f"author_tier must be one of {', '.join(AUTHOR_TIERS)}")
-    text = item.get("text")
-    if not isinstance(text, str):
-        raise InvalidInput(f"text must be a string, not {type(text).__name__}")
-    try:
-        content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    except UnicodeEncodeError:
-        raise InvalidInput("text contains lone surrogates; it is not valid Unicode") from None
+    text = validate.text(item.get("text"))
+    content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
     namespace = _string(item, "namespace", "default")
     if not namespace:
         raise InvalidInput("namespace must not be empty")
@@ -109,13 +105,9 @@ def prepare(
     if scope == "session" and not session:
         raise InvalidInput("a session-scoped item needs a session")
     source = _string(item, "source")
-    source_id = None if item.get("source_id") is None else str(item["source_id"])
-    dedupe_key = None if item.get("dedupe_key") is None else str(item["dedupe_key"])
-    metadata = dict(item.get("metadata") or {})
-    try:
-        json.dumps(metadata)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"metadata must be JSON-serializable: {exc}") from None
+    source_id = _key(item, "source_id")
+    dedupe_key = _key(item, "dedupe_key")
+    metadata = validate.metadata(item.get("metadata"))
     if doc_id is None:
         doc_id = document_id(
             namespace, scope, source, source_id, dedupe_key, content_hash, session
@@ -150,9 +142,16 @@ def prepare(
 def _importance(value: Any) -> float:
     if value is None:
         return DEFAULT_IMPORTANCE
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise InvalidInput(f"importance must be a number, not {value!r}")
-    return float(value)
+    return validate.number(value, "importance", *validate.IMPORTANCE_RANGE)
+
+
+def _key(item: Mapping[str, Any], name: str) -> str | None:
+    value = item.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
+    return validate.unicode(str(value), name)
 
 
 def _expiry(expires_at: Any, ttl: Any) -> float | None:
@@ -160,8 +159,8 @@ def _expiry(expires_at: Any, ttl: Any) -> float | None:
         return to_epoch(expires_at, field="expires_at")
     if expires_at is not None:
         raise InvalidInput("give expires_at or ttl, not both")
-    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not ttl > 0:
-        raise InvalidInput(f"ttl must be a positive number of seconds, not {ttl!r}")
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < 1e11:
+        raise InvalidInput(f"ttl must be a positive number of seconds, not {reprlib.repr(ttl)}")
     return now() + float(ttl)
 
 
@@ -283,14 +282,16 @@ def _string(item: Mapping[str, Any], name: str, default: str = "") -> str:
     value = item.get(name)
     if value is None:
         return default
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
-    return value
+    return validate.string(value, name)
 
 
 def _strings(item: Mapping[str, Any], name: str) -> tuple[str, ...]:
     value = item.get(name) or ()
+    if not isinstance(value, str | list | tuple | set | frozenset):
+        raise InvalidInput(f"{name} must be a list of strings, not {type(value).__name__}")
     values = (value,) if isinstance(value, str) else tuple(value)
     if not all(isinstance(v, str) for v in values):
         raise InvalidInput(f"{name} must be a list of strings")
+    for v in values:
+        validate.unicode(v, name)
     return tuple(dict.fromkeys(v.strip() for v in values if v.strip()))

@@ -130,3 +130,34 @@ def test_a_malformed_mbox_is_reported_and_the_run_goes_on(store: trove.Store, va
     report = store.ingest(vault)
     assert report.added == 1
     assert report.failed == [("broken.mbox", "not an mbox: it does not start with a 'From ' line")]
+
+
+def test_a_message_without_a_body_is_skipped_not_stored_empty(
+    store: trove.Store, vault: Path
+) -> None:
+    (vault / "box.mbox").write_bytes(
+        b"From a@example.com Mon Nov  2 10:00:00 2026\n"
+        b"Subject: fine\nMessage-ID: <1@x>\n\nA real body.\n\n"
+        b"From b@example.com Mon Nov  2 11:00:00 2026\n"
+        b"Subject: broken\nMessage-ID: <2@x>\nContent-Type: multipart/mixed\n\n"
+    )
+    report = store.ingest(vault)
+    assert report.added == 1
+    assert ("box.mbox#2@x", "no text") in report.skipped
+    assert all(doc.text.strip() for doc in docs(store).values())
+
+
+def test_a_bogus_charset_is_noted_in_the_report(store: trove.Store, vault: Path) -> None:
+    (vault / "odd.eml").write_bytes(
+        b"Subject: odd\nMessage-ID: <odd@x>\nContent-Type: text/plain; charset=x-bogus-9\n\n"
+        b"caf\xe9 au lait\n"
+    )
+    report = store.ingest(vault)
+    assert report.added == 1
+    assert report.notes == [
+        (
+            "odd.eml",
+            "body charset 'x-bogus-9' could not be decoded; read as UTF-8 with replacements",
+        )
+    ]
+    assert "\ufffd" in docs(store)["odd.eml"].text

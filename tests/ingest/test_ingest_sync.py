@@ -172,10 +172,16 @@ def test_empty_files(store: trove.Store, vault: Path) -> None:
     for name in ("empty.md", "empty.txt", "empty.html", "empty.pdf", "empty.jsonl", "e.mbox"):
         (vault / name).write_bytes(b"")
     report = store.ingest(vault)
-    assert set(docs(store)) == {"empty.md", "empty.txt"}
-    assert dict(report.skipped) == {"empty.html": "empty HTML file"}
+    # Nothing to find in them: skipped, never stored as empty documents.
+    assert docs(store) == {}
+    assert dict(report.skipped) == {
+        "empty.html": "empty HTML file",
+        "empty.md": "no text",
+        "empty.txt": "no text",
+    }
     assert [p for p, _ in report.failed] == ["empty.pdf"]
-    assert store.ingest(vault).unchanged == 2
+    again = store.ingest(vault)
+    assert (again.added, again.updated, docs(store)) == (0, 0, {})
 
 
 def test_a_file_that_vanishes_between_listing_and_reading(store: trove.Store, vault: Path) -> None:

@@ -123,6 +123,10 @@ class Backend(Protocol):
     ) -> dict[str, Any]: ...
 
     # keyword search and filtering
+    def term_counts(self, words: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each query word (a long query keeps its rarest words)."""
+        ...
+
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
     ) -> list[KeywordHit]: ...

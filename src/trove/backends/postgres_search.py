@@ -18,9 +18,10 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from ..errors import InvalidQuery
+from ..errors import InvalidQuery, QueryTimeout
 from ..models import Chunk, Document, Edge
 from ..search import snippet
+from ..search.bounds import SEARCH_BUDGET_S
 from ..search.filters import Filters
 from ..search.query import ParsedQuery, has_cjk
 from ..search.ranking import collapse, merge_evidence, substring_scores
@@ -35,6 +36,8 @@ from .postgres_text import esc, esc_opt, filterable, unesc
 _STATS_TTL_S = 30.0
 _K1, _B = 1.2, 0.75
 _STEM_CACHE = 100_000
+# The time budget of a ranking statement (the transaction's own setting, gone after it).
+_BUDGET = f"SELECT set_config('statement_timeout', '{int(SEARCH_BUDGET_S * 1000)}', true)"
 
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
 
@@ -167,7 +170,14 @@ class PostgresSearch:
                 # The GIN index answers an OR of lexemes exactly, so its bitmap scan needs
                 # no recheck; a sequential scan would read (detoast) each vector twice.
                 conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
-                rows = conn.execute(query, [*ranking, window, *params]).fetchall()
+                conn.execute(_BUDGET)
+                try:
+                    rows = conn.execute(query, [*ranking, window, *params]).fetchall()
+                except psycopg.errors.QueryCanceled:
+                    raise QueryTimeout(
+                        f"the search ran past its {SEARCH_BUDGET_S:g} s budget; "
+                        "use fewer words or narrower filters"
+                    ) from None
             ranked, allowed = split_rows(rows)
             hits = collapse(ranked, allowed, limit)
             if len(hits) >= limit or len(rows) < window:
@@ -248,6 +258,24 @@ class PostgresSearch:
         total, words, grams = (int(row[0]), float(row[1]), float(row[2])) if row else (0, 0, 0)
         self._stats_cache = (time.monotonic(), total, words, grams)
         return total, words, grams
+
+    def term_counts(self, words: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each query word (any of its lexemes), by the GIN index."""
+        folded = {w: text_index.fold(w) for w in dict.fromkeys(words)}
+        stems = self.stems(list(folded.values()))
+        lexemes = sorted({lex for f in folded.values() for lex in stems.get(f, ())})
+        found = {
+            str(lex): int(n)
+            for lex, n in self.rows(
+                "SELECT l, (SELECT count(*) FROM chunk WHERE words @@ quote_literal(l)::tsquery)"
+                " FROM unnest(%s::text[]) AS l",
+                (lexemes,),
+            )
+        }
+        return {
+            w: max((found.get(x, 0) for x in stems.get(f, ())), default=0)
+            for w, f in folded.items()
+        }
 
     def stems(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The lexemes PostgreSQL's stemmer makes of each (folded) word, cached."""

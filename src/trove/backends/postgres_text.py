@@ -24,7 +24,7 @@ from ..errors import InvalidQuery
 
 # The query parser's segmentation (a run of letters/digits containing CJK), shared so the
 # index and the query cut text identically.
-from ..search.query import _CJK_SEGMENT, ParsedQuery, has_cjk
+from ..search.query import ParsedQuery, blank_cjk, cjk_segments, has_cjk
 
 WORD = re.compile(r"[^\W_]+")
 
@@ -85,13 +85,13 @@ def _base(char: str) -> str:
 
 def words(text: str) -> list[str]:
     """The folded words of ``text`` outside CJK runs, in order."""
-    return [fold(w) for w in WORD.findall(_CJK_SEGMENT.sub(" ", text))]
+    return [fold(w) for w in WORD.findall(blank_cjk(text))]
 
 
 def word_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, folded word) for each word of ``text`` outside CJK runs."""
     if has_cjk(text):
-        text = _CJK_SEGMENT.sub(lambda m: " " * len(m.group()), text)
+        text = blank_cjk(text, keep_offsets=True)
     lowered = text.lower()
     if len(lowered) != len(text):  # lower() changed lengths (rare): fold word by word
         return [(m.start(), m.end(), fold(m.group())) for m in WORD.finditer(text)]
@@ -105,7 +105,7 @@ def word_spans(text: str) -> list[tuple[int, int, str]]:
 def grams(text: str) -> list[str]:
     """Unigrams of CJK characters and bigrams of each CJK run, in text order."""
     found: list[str] = []
-    for segment in _CJK_SEGMENT.findall(text):
+    for segment in cjk_segments(text):
         segment = segment.lower()
         for i, char in enumerate(segment):
             if has_cjk(char):

@@ -14,9 +14,17 @@ from typing import Any
 import apsw
 import numpy as np
 
-from ..errors import InvalidQuery, NotATroveStore, SchemaTooNew, StoreError
+from ..errors import (
+    CorruptStore,
+    InvalidQuery,
+    NotATroveStore,
+    QueryTimeout,
+    SchemaTooNew,
+    StoreError,
+)
 from ..models import DOCUMENT_FIELDS, Chunk, Document
 from ..search import snippet
+from ..search.bounds import SEARCH_BUDGET_S
 from ..search.filters import Filters
 from ..search.keyword import Ranker, WordSearcher
 from ..search.query import ParsedQuery, cjk_text, has_cjk, quote
@@ -55,7 +63,7 @@ class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStora
         self.memory = self.path == ":memory:"
         if not self.memory:
             _check_is_sqlite(Path(self.path))
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            _create_private(Path(self.path))
         try:
             raw = apsw.Connection(self.path)
             raw.set_busy_timeout(busy_timeout_ms)
@@ -63,6 +71,8 @@ class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStora
             version = self._check_is_trove()
         except apsw.NotADBError:
             raise NotATroveStore(f"{self.path} is not a SQLite database") from None
+        except apsw.CorruptError:
+            raise CorruptStore(_DAMAGED.format(path=self.path)) from None
         except apsw.CantOpenError as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from None
         self._depth = 0
@@ -145,12 +155,19 @@ class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStora
             self.conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
             try:
-                yield
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
+                try:
+                    yield
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+                else:
+                    self.conn.execute("COMMIT")
+            except _UNWRITABLE as exc:
+                if not self.conn.raw.getautocommit():  # a failed COMMIT leaves it open
+                    with contextlib.suppress(apsw.Error):
+                        self.conn.execute("ROLLBACK")
+                raise StoreError(f"cannot write to {self.path}: {exc} (disk full?)") from None
             else:
-                self.conn.execute("COMMIT")
                 dropped, added = self._chunk_changes
                 if dropped or added:  # told in commit order: still under the lock
                     self._words.committed(dropped, added)
@@ -401,17 +418,40 @@ class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStora
             window *= WIDEN
 
     def _fts_ranked(self, table: str, match: str, window: int) -> list[tuple[int, float]]:
-        try:
-            return [
-                (int(cid), float(score))
-                for cid, score in self.conn.execute(
-                    f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? "
-                    "ORDER BY rank LIMIT ?",
-                    (match, window),
-                )
-            ]
-        except apsw.SQLError as exc:
-            raise InvalidQuery(f"cannot parse the query: {exc}") from None
+        # The time budget: SQLite calls the handler every few thousand steps, and a true
+        # answer interrupts the statement.
+        deadline = time.monotonic() + SEARCH_BUDGET_S
+        with self.conn.lock:
+            self.conn.raw.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
+            try:
+                return [
+                    (int(cid), float(score))
+                    for cid, score in self.conn.execute(
+                        f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? "
+                        "ORDER BY rank LIMIT ?",
+                        (match, window),
+                    )
+                ]
+            except apsw.InterruptError:
+                raise QueryTimeout(
+                    f"the search ran past its {SEARCH_BUDGET_S:g} s budget; "
+                    "use fewer words or narrower filters"
+                ) from None
+            except apsw.SQLError as exc:
+                raise InvalidQuery(f"cannot parse the query: {exc}") from None
+            finally:
+                self.conn.raw.set_progress_handler(None)
+
+    def term_counts(self, words: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each query word (its stem, as the word index has it)."""
+        counts: dict[str, int] = {}
+        for word in dict.fromkeys(words):
+            tokens = self._tokenize(word.encode("utf-8"), query=True)
+            if not tokens:
+                continue
+            row = self._one("SELECT doc FROM chunk_fts_vocab WHERE term = ?", (tokens[0][2],))
+            counts[word] = int(row[0]) if row else 0
+        return counts
 
     def filter_chunks(
         self, chunk_ids: Sequence[int], filters: Filters, now: float
@@ -617,13 +657,44 @@ class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStora
         return None
 
 
+# What SQLite raises when the file cannot take a write: a full disk, a file size limit,
+# a read-only file or mount.
+_UNWRITABLE = (apsw.FullError, apsw.IOError, apsw.ReadOnlyError)
+_DAMAGED = (
+    "{path} is damaged (truncated or corrupt); trove does not repair stores: restore it "
+    "from a backup, or `sqlite3 {path} .recover` a copy"
+)
+
+
+def _create_private(path: Path) -> None:
+    """Create a new store file (and its folder) readable by its owner alone: stores hold
+    people's mail and notes. SQLite gives the -wal and -shm files the file's mode."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
 def _check_is_sqlite(path: Path) -> None:
     if path.is_dir():
         raise StoreError(f"{path} is a directory; give the path of a store file")
     if path.exists() and path.stat().st_size > 0:
         with path.open("rb") as handle:
-            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
-                raise NotATroveStore(f"{path} is not a SQLite database (nor a trove store)")
+            header = handle.read(100)
+        if header[: len(_SQLITE_MAGIC)] != _SQLITE_MAGIC:
+            raise NotATroveStore(f"{path} is not a SQLite database (nor a trove store)")
+        # The header's page count is valid when its change counter matches (offset 92):
+        # a file shorter than it says was truncated (a copy cut short, a full disk). With a
+        # write-ahead log, pages may still be on their way into the file (a checkpoint cut
+        # short), and SQLite finishes the job from the log.
+        page_size = int.from_bytes(header[16:18], "big")
+        page_size = 65536 if page_size == 1 else page_size
+        pages = int.from_bytes(header[28:32], "big")
+        wal = Path(f"{path}-wal")
+        logged = wal.exists() and wal.stat().st_size > 0
+        short = header[24:28] == header[92:96] and path.stat().st_size < pages * page_size
+        if short and not logged:
+            raise CorruptStore(_DAMAGED.format(path=path))
 
 
 def _filter_sql(filters: Filters, now: float) -> tuple[str, tuple[Any, ...]]:

@@ -17,6 +17,7 @@ import apsw
 import numpy as np
 import sqlite_vec
 
+from ..errors import EmbedderMismatch
 from .base import EmbedderLock, KeywordHit
 from .sqlite_conn import SerializedConnection
 
@@ -97,8 +98,21 @@ class VectorStorage:
         return None if value is None else EmbedderLock(**json.loads(value))
 
     def lock_vectors(self, spec: str, model_id: str, dimension: int) -> EmbedderLock:
-        """Create the first vector table and record the embedder that fills it."""
+        """Create the first vector table and record the embedder that fills it.
+
+        Two processes writing a store's first vectors at once get one table: the lock is
+        read again under the write lock, so the second finds the first's and uses it (or
+        is refused, if its embedder differs) instead of orphaning a table of its own.
+        """
         with self.transaction():
+            existing = self.vector_lock()
+            if existing is not None:
+                if (existing.model_id, existing.dimension) != (model_id, dimension):
+                    raise EmbedderMismatch(
+                        f"this store's vectors were just locked to {existing.model_id} "
+                        f"({existing.dimension}-d) by another writer, not {model_id}"
+                    )
+                return existing
             table = self._new_table(dimension)
             lock = EmbedderLock(spec, model_id, dimension, table)
             self._activate(lock)

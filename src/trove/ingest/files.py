@@ -9,6 +9,7 @@ size and time are read from the open file.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
@@ -120,8 +121,9 @@ class _Walker:
     def link(self, path: str, rel: str) -> None:
         try:
             info = os.stat(path)
-        except OSError:
-            self.listing.skipped.append((rel, "broken symlink"))
+        except OSError as exc:
+            loop = exc.errno == errno.ELOOP
+            self.listing.skipped.append((rel, "symlink loop" if loop else "broken symlink"))
             return
         if not self.follow and not _inside(path, self.root):
             self.listing.skipped.append(
@@ -129,11 +131,23 @@ class _Walker:
             )
             return
         if stat.S_ISDIR(info.st_mode):
+            if _above(path):
+                self.listing.skipped.append((rel, "symlink loop: leads back to a folder above it"))
+                return
             # Without --follow-symlinks, a folder inside the root is read by its own path.
             if self.follow and not any(fnmatch.fnmatch(rel, p) for p in self.exclude):
                 self.walk_dir(path, rel)
         elif stat.S_ISREG(info.st_mode) and self.wanted(rel):
             self.listing.files.append(FileEntry(path, rel))
+
+
+def _above(link: str) -> bool:
+    """Whether a symlink to a folder points at a folder that contains the link."""
+    try:
+        target = Path(link).resolve()
+    except (OSError, RuntimeError):
+        return True
+    return target in Path(link).parent.resolve().parents or target == Path(link).parent.resolve()
 
 
 def _inside(path: str, root: Path) -> bool:

@@ -24,6 +24,8 @@ class IngestReport:
     moved: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    # (path, note) about documents stored with a caveat (text decoded with replacements).
+    notes: list[tuple[str, str]] = field(default_factory=list)
     files: int = 0
     # Files whose content was read; the others were known unchanged by their stat.
     files_read: int = 0

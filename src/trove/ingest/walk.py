@@ -427,6 +427,12 @@ class _Run:
                 self.failed_files.add(rel)
             return
         sid = rel if record.key is None else f"{rel}#{record.key}"
+        self.report.notes.extend((sid, note) for note in record.notes)
+        if not str(record.fields.get("text") or "").strip():
+            # An empty note or a message without a body has nothing to find; a store
+            # refuses empty text, and --sync retires what such a file held before.
+            self.report.skipped.append((sid, "no text"))
+            return
         fields = dict(record.fields)
         fields.update(source=self.source, source_id=sid, namespace=self.namespace)
         if mtime is not None and record.key is None:

@@ -460,6 +460,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 # Commands that live in their own modules register themselves on import.
 from . import (  # noqa: E402, F401
     cli_agent,
+    cli_check,
     cli_edit,
     cli_eval,
     cli_ingest,

@@ -81,8 +81,9 @@ def _resolve(
 ) -> Document | WriteResult:
     if mode == "replace":
         return writer.prepare(item, author_tier=tier)
-    # The key decides the id; merge may leave the text out, so the id is found without it.
-    probe = writer.prepare({**item, "text": item.get("text", "")}, author_tier=tier)
+    # The key decides the id; merge may leave the text out, so the id is found with a
+    # stand-in (without a key the id is the content's, and the text is required anyway).
+    probe = writer.prepare({**item, "text": item.get("text") or "-"}, author_tier=tier)
     old = store.backend.get_document(probe.id, with_text=mode == "merge")
     if old is None or old.deleted_at is not None:
         return writer.prepare(item, author_tier=tier)

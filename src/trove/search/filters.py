@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidQuery
+from .. import validate
+from ..errors import InvalidQuery, TroveError
 from ..timeutil import TimeLike, to_epoch
 
 SCOPES = ("workspace", "session", "global")
@@ -78,6 +80,9 @@ class Filters:
             raise InvalidQuery(f"unknown filter {names}; known filters: {', '.join(FILTER_NAMES)}")
         if not isinstance(namespace, str) or not namespace:
             raise InvalidQuery("namespace must be a non-empty string")
+        validate.unicode(namespace, "namespace", InvalidQuery)
+        if session is not None:
+            validate.string(session, "session", InvalidQuery)
         scopes = _strings(scope, "scope")
         unknown_scopes = [s for s in scopes if s not in SCOPES]
         if unknown_scopes:
@@ -87,12 +92,11 @@ class Filters:
         if metadata is not None and not isinstance(metadata, Mapping):
             raise InvalidQuery("metadata filter must be a mapping of key to value")
         for key, value in (metadata or {}).items():
-            if not isinstance(value, str | int | float | bool) and value is not None:
-                raise InvalidQuery(f"metadata filter {key!r}: only scalar values can be matched")
+            _metadata_filter(key, value)
         try:
             start = to_epoch(since, field="since")
             end = to_epoch(until, field="until")
-        except Exception as exc:
+        except TroveError as exc:
             raise InvalidQuery(str(exc)) from None
         return cls(
             namespace=namespace,
@@ -139,7 +143,23 @@ def _whole(value: Any, name: str) -> int | None:
 def _strings(value: str | Iterable[str] | None, name: str) -> tuple[str, ...]:
     if value is None:
         return ()
+    if not isinstance(value, str | list | tuple | set | frozenset):
+        raise InvalidQuery(f"{name} filter must be a string or a list of strings")
     items = (value,) if isinstance(value, str) else tuple(value)
     if not all(isinstance(item, str) for item in items):
         raise InvalidQuery(f"{name} filter must be a string or a list of strings")
+    for item in items:
+        validate.unicode(item, f"{name} filter", InvalidQuery)
     return items
+
+
+def _metadata_filter(key: Any, value: Any) -> None:
+    if not isinstance(key, str) or "\x00" in key:
+        raise InvalidQuery("metadata filter keys must be strings without NUL characters")
+    validate.unicode(key, "metadata filter key", InvalidQuery)
+    if isinstance(value, str):
+        validate.unicode(value, f"metadata filter {key!r}", InvalidQuery)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise InvalidQuery(f"metadata filter {key!r}: {value!r} is not a JSON number")
+    elif not isinstance(value, int | float | bool) and value is not None:
+        raise InvalidQuery(f"metadata filter {key!r}: only scalar values can be matched")

@@ -13,6 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import InvalidQuery
+
+# A query longer than this is refused (a pasted document is not a query); 1 MB queries put
+# hundreds of thousands of OR terms into the index and held the one connection for minutes.
+MAX_QUERY_CHARS = 10_000
+
 # Han (with extensions and compatibility forms), kana, Hangul, half-width kana.
 _CJK = (
     "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -24,6 +30,10 @@ _CJK_CHAR = re.compile(f"[{_CJK}]")
 # kept whole ("3"). On CMRC 2018 that beats bigrams of CJK alone (nDCG@10 trial 0.977
 # against 0.971) and CJK bigrams with whole pieces but no windows across them (0.976).
 _CJK_SEGMENT = re.compile(rf"[^\W_]*[{_CJK}][^\W_]*")
+# Segments are looked for only inside blocks of letters, digits and CJK (no segment
+# crosses anything else) that hold CJK: run over a long word without CJK, the segment
+# pattern backtracks from every start (8,000 letters took 1.8 s), a block pattern cannot.
+_BLOCK = re.compile(rf"(?:[^\W_]|[{_CJK}])+")
 _NON_CJK = re.compile(rf"[^{_CJK}]+")
 _WORD = re.compile(r"[^\W_]+")
 # In raw FTS5 syntax: a "string" (quotes doubled inside) or a bare word.
@@ -127,8 +137,8 @@ def cjk_grams(text: str) -> list[str]:
     digits written against CJK as whole pieces ("3"); a segment of one character stays
     whole. Words that stand apart from CJK text are the word index's."""
     grams: list[str] = []
-    for segment in _CJK_SEGMENT.findall(text):
-        segment = segment.lower()
+    for start, end in _segment_spans(text):
+        segment = text[start:end].lower()
         if len(segment) == 1:
             grams.append(segment)
             continue
@@ -174,11 +184,48 @@ def parse(query: str, *, raw: bool = False) -> ParsedQuery:
         return ParsedQuery()
     if raw:
         return ParsedQuery(raw=text, raw_cjk=has_cjk(text))
-    segments = [s.lower() for s in _CJK_SEGMENT.findall(text)]
-    latin = _CJK_SEGMENT.sub(" ", text)
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidQuery(
+            f"query is {len(text):,} characters; the most a query may have is "
+            f"{MAX_QUERY_CHARS:,} (search with its key passage instead)"
+        )
+    spans = _segment_spans(text)
+    segments = [text[a:b].lower() for a, b in spans]
+    latin = _blank(text, spans)
     words = [w.lower() for w in _WORD.findall(latin)]
     content = [w for w in words if w not in STOPWORDS]
     return ParsedQuery(words=_unique(content or words), cjk=_unique(segments))
+
+
+def cjk_segments(text: str) -> list[str]:
+    """The CJK segments of ``text`` (runs of letters and digits that hold CJK), in order."""
+    return [text[a:b] for a, b in _segment_spans(text)]
+
+
+def blank_cjk(text: str, *, keep_offsets: bool = False) -> str:
+    """``text`` with each CJK segment replaced by one space (or by as many as it has
+    characters, ``keep_offsets``), leaving the words written apart from CJK."""
+    return _blank(text, _segment_spans(text), keep_offsets)
+
+
+def _segment_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each CJK segment of ``text``, in linear time."""
+    spans = []
+    for block in _BLOCK.finditer(text):
+        if has_cjk(block.group()):
+            for m in _CJK_SEGMENT.finditer(text, block.start(), block.end()):
+                spans.append(m.span())
+    return spans
+
+
+def _blank(text: str, spans: list[tuple[int, int]], keep_offsets: bool = False) -> str:
+    parts, at = [], 0
+    for start, end in spans:
+        parts.append(text[at:start])
+        parts.append(" " * (end - start) if keep_offsets else " ")
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
 
 
 def quote(term: str) -> str:

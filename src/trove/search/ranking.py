@@ -92,8 +92,11 @@ class Fused:
     score: float = 0.0
     parts: dict[str, dict[str, float]] = field(default_factory=dict)
 
-    def explain(self, fusion: str, weights: dict[str, float]) -> dict[str, Any]:
-        return {"fusion": fusion, "weights": weights, **self.parts}
+    def explain(
+        self, fusion: str, weights: dict[str, float], dropped: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        extra = {"dropped_terms": list(dropped)} if dropped else {}
+        return {"fusion": fusion, "weights": weights, **self.parts, **extra}
 
 
 def fuse(

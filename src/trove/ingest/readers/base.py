@@ -41,6 +41,8 @@ class Record:
     fields: dict[str, Any]
     key: str | None = None
     links: tuple[str, ...] = ()
+    # Caveats the ingest report carries (a body decoded with replacement characters).
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

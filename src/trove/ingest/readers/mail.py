@@ -38,7 +38,7 @@ def read_eml(name: str, data: bytes, options: ReadOptions) -> list[Record]:
     if not message.keys():
         raise Unreadable("not an e-mail message (no headers)")
     assert isinstance(message, EmailMessage)
-    return [Record(message_fields(message))]
+    return [Record(message_fields(message), notes=body_notes(message))]
 
 
 def read_mbox(
@@ -63,7 +63,7 @@ def read_mbox(
             yield RecordError(where, f"same Message-ID as message {seen[key]}", skipped=True)
             continue
         seen[key] = number
-        yield Record(fields, key=key)
+        yield Record(fields, key=key, notes=body_notes(message))
 
 
 def _digest(raw: bytes) -> str:
@@ -174,6 +174,20 @@ def _date(message: EmailMessage) -> str | None:
     except (TypeError, ValueError, IndexError):
         return None
     return moment.isoformat()
+
+
+def body_notes(message: EmailMessage) -> tuple[str, ...]:
+    """A note when the body's charset is unknown or wrong, so it was decoded as UTF-8
+    with U+FFFD in place of what could not be read."""
+    part = message.get_body(preferencelist=("plain", "html"))
+    if part is None:
+        return ()
+    try:
+        part.get_content()
+    except (LookupError, ValueError, AssertionError):
+        charset = part.get_content_charset() or "?"
+        return (f"body charset {charset!r} could not be decoded; read as UTF-8 with replacements",)
+    return ()
 
 
 def _body(message: EmailMessage) -> str:

@@ -1,0 +1,100 @@
+"""Integrity checks of a store, on demand (``trove check``) and after every crash test.
+
+A store is consistent when SQLite finds its file sound, the full-text indexes agree with
+the chunk rows, every live document's chunks cover its text and ``get`` returns the text
+whose hash it records, no natural key is held twice, and every chunk has a vector once
+the store has vectors. Nothing here repairs anything: it reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import apsw
+
+from .errors import StoreError
+
+if TYPE_CHECKING:
+    from .store import Store
+
+
+@dataclass
+class CheckReport:
+    """What :func:`check` found: ``problems`` is empty when the store is consistent."""
+
+    documents: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check(store: Store) -> CheckReport:
+    """Run every check on a SQLite store (PostgreSQL checks its own pages)."""
+    backend = store.backend
+    conn = getattr(backend, "conn", None)
+    if conn is None or not hasattr(conn, "raw"):
+        raise StoreError("trove check runs on SQLite stores; PostgreSQL has amcheck")
+    report = CheckReport()
+    rows = conn.execute("PRAGMA integrity_check")
+    if [r[0] for r in rows] != ["ok"]:
+        report.problems += [f"sqlite: {r[0]}" for r in rows[:20]]
+    for table in ("chunk_fts", "chunk_cjk"):
+        try:
+            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
+        except apsw.ReadOnlyError:
+            pass  # a read-only file: FTS5 checks by writing a command row
+        except apsw.Error as exc:
+            report.problems.append(f"{table}: {exc}")
+    _documents(conn, report)
+    lock = backend.vector_lock()
+    if lock is not None:
+        report.vectors = backend.vector_count()
+        if report.vectors != report.chunks:
+            missing = report.chunks - report.vectors
+            report.problems.append(
+                f"{missing} chunks have no vector in {lock.table} "
+                "(`trove reembed --missing` embeds them)"
+            )
+    return report
+
+
+def _documents(conn: object, report: CheckReport) -> None:
+    execute = conn.execute  # type: ignore[attr-defined]
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for doc_id, start, end in execute(
+        "SELECT doc_id, start_char, end_char FROM chunk ORDER BY doc_id, idx"
+    ):
+        spans.setdefault(str(doc_id), []).append((int(start), int(end)))
+        report.chunks += 1
+    for doc_id, text, digest in execute("SELECT id, text, content_hash FROM document"):
+        report.documents += 1
+        if hashlib.sha256(str(text).encode("utf-8")).hexdigest() != digest:
+            report.problems.append(f"{doc_id}: text does not match its content hash")
+        if not _covers(spans.get(str(doc_id), []), len(str(text))):
+            report.problems.append(f"{doc_id}: its chunks do not cover its text")
+    for key in ("source, source_id", "scope, dedupe_key"):
+        duplicates = execute(
+            f"SELECT namespace, {key}, count(*) FROM document WHERE deleted_at IS NULL "
+            f"AND {key.split(', ')[1]} IS NOT NULL GROUP BY namespace, {key} HAVING count(*) > 1"
+        )
+        report.problems += [
+            f"key {tuple(row[:-1])} held by {row[-1]} documents" for row in duplicates
+        ]
+
+
+def _covers(spans: list[tuple[int, int]], length: int) -> bool:
+    """Chunks cover a text when they start at 0, leave no gap and end at its end."""
+    if not spans:
+        return length == 0
+    reached = 0
+    for start, end in spans:
+        if start > reached:
+            return False
+        reached = max(reached, end)
+    return spans[0][0] == 0 and reached == length

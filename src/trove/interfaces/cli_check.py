@@ -1,0 +1,29 @@
+"""``trove check``: the store's integrity checks, on demand."""
+
+from __future__ import annotations
+
+import click
+
+from ..check import check as run_checks
+from .cli import cli, emit, json_option, open_store
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def check(ctx: click.Context, as_json: bool) -> None:
+    """Check the store file: SQLite's and FTS5's integrity checks, chunks that cover each
+    document, content hashes, duplicate keys, missing vectors. Exits 1 on a problem."""
+    with open_store(ctx) as kb:
+        report = run_checks(kb)
+    if as_json:
+        emit({**vars(report), "ok": report.ok})
+    else:
+        click.echo(
+            f"{report.documents} documents, {report.chunks} chunks, {report.vectors} vectors: "
+            + ("ok" if report.ok else f"{len(report.problems)} problems")
+        )
+        for problem in report.problems:
+            click.echo(f"  {problem}")
+    if not report.ok:
+        ctx.exit(1)
