@@ -330,3 +330,13 @@ def test_a_save_removes_files_half_written_by_dead_processes(db_path: Path) -> N
     with trove.open(db_path) as kb:
         kb.warm()
     assert not leftover.exists() and mine.exists()
+
+
+def test_cache_files_are_private_like_the_store(db_path: Path) -> None:
+    _build(db_path, 30_000 // 100)
+    with trove.open(db_path) as kb:
+        kb.warm()
+    folder = Path(f"{db_path}.trove-index")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = list(folder.iterdir())
+    assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)

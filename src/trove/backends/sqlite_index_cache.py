@@ -30,7 +30,7 @@ import json
 import os
 import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import apsw
 import numpy as np
@@ -133,7 +133,7 @@ def save(backend: SQLiteBackend, lock: EmbedderLock, index: VectorIndex) -> bool
     epoch = secrets.token_hex(16)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        path.parent.mkdir(exist_ok=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)  # private, as the store file is
         remove_leftovers(path.parent)
         _write(tmp, epoch, lock, index)
         # The epoch commits as the file takes its place: one of the two saving processes
@@ -146,6 +146,11 @@ def save(backend: SQLiteBackend, lock: EmbedderLock, index: VectorIndex) -> bool
             tmp.unlink()
         return False
     return True
+
+
+def private_file(path: Path) -> BinaryIO:
+    """A new file only its owner can read: the cache holds what the store holds."""
+    return os.fdopen(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600), "wb")
 
 
 def remove_leftovers(folder: Path) -> None:
@@ -218,7 +223,7 @@ def _write(path: Path, epoch: str, lock: EmbedderLock, index: VectorIndex) -> No
     def allocate(n: int) -> RowWriter:
         header = _header(epoch, lock, n)
         at_rotation, at_ids, at_codes, at_sketch, size = _layout(n, d, words, len(header))
-        with path.open("wb") as handle:
+        with private_file(path) as handle:
             handle.write(MAGIC + len(header).to_bytes(8, "little") + header)
             handle.seek(at_rotation)
             handle.write(np.ascontiguousarray(index.rotation, np.float32).tobytes())

@@ -28,7 +28,7 @@ import apsw
 import numpy as np
 
 from ..search.keyword import WordIndex, _Segment
-from .sqlite_index_cache import remove_leftovers
+from .sqlite_index_cache import private_file, remove_leftovers
 
 if TYPE_CHECKING:
     from ..search.keyword import Tokenizer
@@ -84,7 +84,7 @@ def save(backend: SQLiteBackend, index: WordIndex) -> bool:
     epoch = secrets.token_hex(16)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        path.parent.mkdir(exist_ok=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)  # private, as the store file is
         remove_leftovers(path.parent)
         schema = int(backend.conn.execute("PRAGMA user_version")[0][0])
         _write(tmp, epoch, schema, index)
@@ -117,7 +117,7 @@ def _write(path: Path, epoch: str, schema: int, index: WordIndex) -> None:
         {"format": FORMAT, "epoch": epoch, "schema": schema, "arrays": entries, **state}
     ).encode()
     start = _aligned(_PREFIX + len(header))
-    with path.open("wb") as handle:
+    with private_file(path) as handle:
         # The file's own size is in its prefix: a truncated copy is told from a whole one.
         size = (start + offset).to_bytes(8, "little")
         handle.write(MAGIC + len(header).to_bytes(8, "little") + size + header)
