@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import _coldstart_report
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 DOCS = ROOT / "docs"
@@ -30,6 +32,10 @@ def write() -> None:
     if scale:
         parts.append(_scale(scale))
         _plot_scale(scale, DOCS / "scale-latency.png")
+    coldstart = _load("coldstart.json")
+    if coldstart:
+        parts.append(_coldstart_report.section(coldstart))
+        _coldstart_report.plot(coldstart, DOCS / "coldstart.png")
     page = DOCS / "benchmarks.md"
     # Sections other scripts own (bench/calibrate.py) sit after this mark and are kept.
     kept = page.read_text(encoding="utf-8").partition(KEEP_MARK) if page.exists() else ("",)
@@ -58,6 +64,7 @@ Regenerate:
 pip install -e '.[eval,bench]'
 python bench/peers.py     # trove vs Chroma, LanceDB, sqlite-vec, bm25s (~15 min)
 python bench/scale.py     # 10k, 100k, 1M chunks (the 1M point takes hours)
+python bench/coldstart.py --cached --shared 4   # fresh-process times, shared memory
 python bench/scale.py --report   # only rewrite this page from bench/results/*.json
 ```
 """

@@ -10,7 +10,9 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 from .errors import (
     CorruptStore,
@@ -27,11 +29,60 @@ from .errors import (
     StoreError,
     TroveError,
 )
-from .evaluate import EvalRun, evaluate, evaluate_pairs
-from .models import Chunk, Document, Edge, Hit, Page, Stats
-from .store import Store
-from .workspace import Workspace
-from .writer import WriteResult
+
+if TYPE_CHECKING:
+    from .evaluate import EvalRun, evaluate, evaluate_pairs
+    from .models import Chunk, Document, Edge, Hit, Page, Stats
+    from .store import Store
+    from .workspace import Workspace
+    from .writer import WriteResult
+
+# Public names imported when first used: ``import trove`` stays cheap (no numpy, no
+# store), so a CLI command, an MCP server or a script starts in tens of milliseconds.
+_LAZY = {
+    "EvalRun": "evaluate",
+    "evaluate_pairs": "evaluate",
+    "Chunk": "models",
+    "Document": "models",
+    "Edge": "models",
+    "Hit": "models",
+    "Page": "models",
+    "Stats": "models",
+    "Store": "store",
+    "Workspace": "workspace",
+    "WriteResult": "writer",
+}
+
+
+class _Package(types.ModuleType):
+    """``trove.evaluate`` is a function that shares its name with its module: importing
+    the module (the CLI does) sets the package's attribute to the module, unless a data
+    descriptor on the package's class keeps the function in its place."""
+
+    @property
+    def evaluate(self) -> Any:
+        from .evaluate import evaluate
+
+        return evaluate
+
+    @evaluate.setter
+    def evaluate(self, _module: Any) -> None:
+        pass
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trove' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
 
 __version__ = "0.1.0"
 
@@ -81,6 +132,8 @@ def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any)
 
 
 def _with(backend: Any, options: dict[str, Any]) -> Store:
+    from .store import Store
+
     try:
         return Store(backend, **options)
     except BaseException:

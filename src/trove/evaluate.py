@@ -22,13 +22,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .embedders import Embedder
 from .errors import InvalidInput, InvalidQuery, MissingDependency, NotFound
-from .store import MODES, Store
+from .models import MODES
+
+if TYPE_CHECKING:
+    from .embedders import Embedder
+    from .store import Store
 
 # (name shown, ir-measures spelling); ranking depth 100 covers every one of them.
 MEASURES = (("ndcg@10", "nDCG@10"), ("recall@10", "R@10"), ("recall@100", "R@100"),
@@ -212,6 +213,8 @@ def _open(db: str | os.PathLike[str], embedder: str | Embedder | None) -> Store:
 
 
 def _run_mode(kb: Store, beir: BeirSet, mode: str, report: ProgressCallback) -> ModeResult:
+    import numpy as np  # imported here: the CLI loads this module for its options
+
     run: dict[str, dict[str, float]] = {}
     latency: dict[str, float] = {}
     for done, (qid, text) in enumerate(beir.queries.items(), 1):
@@ -281,6 +284,8 @@ def compare(
     a: EvalRun, b: EvalRun, *, measure: str = "ndcg@10", modes: Sequence[str] | None = None
 ) -> list[Comparison]:
     """Per-query wins and losses of ``b`` over ``a``, with a paired significance test."""
+    import numpy as np  # imported here: the CLI loads this module for its options
+
     try:
         from scipy import stats
     except ImportError:
@@ -387,6 +392,8 @@ def evaluate_pairs(
 
     ``modes`` defaults to every mode the store can run (keyword only without vectors).
     """
+    import numpy as np  # imported here: the CLI loads this module for its options
+
     searchable = kb.has_embedder and kb.stats().vectors > 0
     if modes is None:
         modes = MODES if searchable else ["keyword"]

@@ -7,6 +7,9 @@ from typing import Any
 
 from .timeutil import now, to_epoch
 
+# Search modes; here, not in store.py, so the CLI can list them without loading the store.
+MODES = ("keyword", "semantic", "hybrid")
+
 
 @dataclass(frozen=True)
 class Document:

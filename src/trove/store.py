@@ -28,7 +28,7 @@ from .llm import ChatModel
 from .memory import atomic, canonical, entry, lifecycle, own_vectors, upsert
 from .memory.access import AccessRecorder
 from .memory.clusters import Clusters
-from .models import Chunk, Document, Edge, Hit, Page, Stats
+from .models import MODES, Chunk, Document, Edge, Hit, Page, Stats
 from .search import budget, calibration, memory_rank, snippet, snippet_text
 from .search.bounds import bounded
 from .search.filters import Filters
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from .ingest.walk import IngestReport
     from .workspace import Workspace
 
-MODES = ("keyword", "semantic", "hybrid")
 # Hybrid: each retriever contributes its top documents to the fusion.
 _FUSION_DEPTH = 200
 # The keyword leg's convex weight (the semantic leg's is 1 minus it), chosen on the train

@@ -130,6 +130,7 @@ class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStora
 
     def close(self) -> None:
         self._words.close()
+        self.close_vectors()
         self.conn.close()
 
     def warm(self) -> None:

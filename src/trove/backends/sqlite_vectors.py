@@ -73,8 +73,15 @@ class VectorStorage:
             self._searcher.removed(dropped)
             self._searcher.added(added, vectors)
 
+    def close_vectors(self) -> None:
+        """Stop a background load of the vector index (the store is closing)."""
+        if self._searcher is not None:
+            self._searcher.close()
+
     def vectors_reset(self) -> None:
         """Forget the in-memory index (after a purge or a rebuild); reloaded when needed."""
+        if self._searcher is not None:
+            self._searcher.close(wait=False)
         self._searcher = None
 
     def transaction(self) -> AbstractContextManager[None]:

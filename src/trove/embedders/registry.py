@@ -8,12 +8,14 @@ that returns an :class:`Embedder`. Built-in names win over plugins.
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trove.embedders.base import Embedder
 from trove.errors import EmbedderError
+
+if TYPE_CHECKING:
+    import importlib.metadata
 
 ENTRY_POINT_GROUP = "trove.embedders"
 
@@ -88,6 +90,8 @@ BUILTIN: dict[str, Factory] = {
 
 def plugins() -> dict[str, importlib.metadata.EntryPoint]:
     """Embedders that installed packages register, by name."""
+    import importlib.metadata  # here: 30 ms, paid only by who looks a plugin up
+
     found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     return {entry.name: entry for entry in found if entry.name not in BUILTIN}
 

@@ -17,6 +17,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# Files larger than this are skipped (and reported) unless the caller raises the cap.
+DEFAULT_MAX_BYTES = 100 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class FileEntry:

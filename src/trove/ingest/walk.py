@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..ids import document_id
 from ..timeutil import to_iso
-from .files import FileEntry, list_files
+from .files import DEFAULT_MAX_BYTES, FileEntry, list_files
 from .known import Known
 from .links import LinkIndex, sync_links
 from .parse import Parsed, Parser, default_workers
@@ -61,7 +61,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MAX_BYTES", "IngestProgress", "IngestReport", "ingest"]
 
-DEFAULT_MAX_BYTES = 100 * 1024 * 1024
 # A batch is one transaction (and one call to the embedder).
 BATCH_DOCUMENTS = 512
 BATCH_BYTES = 16 * 1024 * 1024

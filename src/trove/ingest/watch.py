@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidInput, MissingDependency, NotFound
 from .files import hidden
-from .readers import format_for
 from .report import IngestReport
-from .walk import ingest
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -55,6 +53,8 @@ def watch(
     folder = folder.resolve()
     if "only" in options or "sync" in options:
         raise InvalidInput("watch always syncs the whole folder; do not pass only or sync")
+    from .walk import ingest  # here: the CLI imports this module for its defaults
+
     report = on_report or (lambda _: None)
     watching = False
     changes_seen = watchfiles.watch(
@@ -91,10 +91,13 @@ class _Filter:
     been either); not hidden entries, nor the store's own files if they live here."""
 
     def __init__(self, folder: Path) -> None:
+        from .readers import format_for  # here: the CLI imports this module for its defaults
+
         self.folder = folder
+        self.format_for = format_for
 
     def __call__(self, change: Any, path: str) -> bool:
         rel = _relative(self.folder, path)
         if rel is None or hidden(rel):
             return False
-        return format_for(rel) is not None or os.path.isdir(path) or not os.path.exists(path)
+        return self.format_for(rel) is not None or os.path.isdir(path) or not os.path.exists(path)

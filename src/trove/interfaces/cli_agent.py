@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from ..enrich import enrich_missing
 from ..events import EVENT_KINDS
 from ..live import EventFeed
 from ..probe import pairs_from_lines, probe, save_pairs
@@ -64,6 +63,8 @@ def enrich(ctx: click.Context, missing: bool, as_json: bool) -> None:
             raise click.ClickException(
                 "no LLM configured: set TROVE_LLM=openai:MODEL (and TROVE_LLM_BASE_URL)"
             )
+        from ..enrich import enrich_missing  # here: `trove --help` stays numpy-free
+
         counts = enrich_missing(kb)
     if as_json:
         emit(counts)

@@ -24,7 +24,7 @@ from ..evaluate import (
     evaluate_pairs,
     read_pairs,
 )
-from ..store import MODES
+from ..models import MODES
 from .cli import cli, console, emit, errors, json_option, open_store
 
 

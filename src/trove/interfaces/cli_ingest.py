@@ -20,8 +20,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from ..ingest.files import DEFAULT_MAX_BYTES
 from ..ingest.report import UNSUPPORTED, IngestProgress, IngestReport
-from ..ingest.walk import DEFAULT_MAX_BYTES
 from ..ingest.watch import DEFAULT_DEBOUNCE_MS
 from .cli import cli, console, emit, errors, json_option, open_store
 

@@ -7,8 +7,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..backends.postgres_url import redact
 from ..errors import TroveError
-from ..migrate import migrate as copy_store
-from ..migrate import total_documents
 from .cli import cli, console, emit, errors, json_option
 
 
@@ -20,6 +18,9 @@ from .cli import cli, console, emit, errors, json_option
 def migrate(src: str, dst: str, batch_size: int, as_json: bool) -> None:
     """Copy the store at SRC into DST (a file path or a postgresql:// URL), vectors
     included; running it again after an interruption resumes."""
+    from ..migrate import migrate as copy_store  # here: `trove --help` stays numpy-free
+    from ..migrate import total_documents
+
     try:
         total = total_documents(src) if not as_json and errors.is_terminal else None
         with Progress(

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from .. import errors
 from ..rwlock import ReadWriteLock
-from ..store import Store
-from ..workspace import Workspace
 from .config import Rights
+
+if TYPE_CHECKING:  # the CLI imports this module for its error codes: no store at import
+    from ..store import Store
+    from ..workspace import Workspace
 
 # (HTTP status, code) by error class; the first match in this order wins.
 ERROR_CODES: tuple[tuple[type[errors.TroveError], int, str], ...] = (

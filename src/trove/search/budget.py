@@ -12,6 +12,7 @@ says which.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -42,7 +43,13 @@ def _estimate(text: str) -> int:
 
 @cache
 def counter() -> Counter:
-    """The token counter in use: ``tiktoken:cl100k_base`` or ``estimate``."""
+    """The token counter in use: ``tiktoken:cl100k_base`` or ``estimate``.
+
+    tiktoken is used only with its encodings cached on disk (``TIKTOKEN_CACHE_DIR``
+    set): without them it would fetch ``cl100k_base`` from the network on first use, and
+    trove never reaches the network unless asked."""
+    if not os.environ.get("TIKTOKEN_CACHE_DIR"):
+        return Counter("estimate", _estimate)
     try:
         import tiktoken
 

@@ -123,6 +123,48 @@ class WordIndex:
     def __len__(self) -> int:
         return self._live
 
+    def state(self) -> dict[str, Any]:
+        """What the index holds, for a file (backends/sqlite_word_cache.py): the
+        vocabulary in term order, per-row arrays, segments, counters."""
+        n = self._rows
+        return {
+            "vocab": list(self._vocab),
+            "ids": self._ids[:n],
+            "length": self._length[:n],
+            "alive": self._alive[:n],
+            "segments": list(self._segments),
+            "rows": n,
+            "newest": self._newest,
+            "live": self._live,
+            "live_tokens": self._live_tokens,
+        }
+
+    @classmethod
+    def adopt(
+        cls,
+        tokenize: Tokenizer,
+        vocab: Sequence[str],
+        segments: list[_Segment],
+        ids: np.ndarray,
+        length: np.ndarray,
+        alive: np.ndarray,
+        *,
+        rows: int,
+        newest: int,
+        live: int,
+        live_tokens: float,
+    ) -> WordIndex:
+        """An index over what :meth:`state` gave. Segments may be read-only memory maps
+        (shared by the processes that map one file): segments are never changed in place,
+        only replaced; the per-row arrays are copied, since rows change in place."""
+        index = cls(tokenize)
+        index._vocab.update(zip(vocab, range(len(vocab)), strict=True))
+        index._segments = list(segments)
+        index._ids, index._length, index._alive = (np.array(a) for a in (ids, length, alive))
+        index._rows, index._newest, index._live = rows, newest, live
+        index._live_tokens = live_tokens
+        return index
+
     @property
     def dead_share(self) -> float:
         return 1.0 - self._live / self._rows if self._rows else 0.0
@@ -355,12 +397,20 @@ class WordSearcher:
             self._build()
 
     def _build(self) -> WordIndex:
-        """Read and index every chunk, then catch up and install the index."""
-        index = WordIndex(self._tokenize)
+        """Map the index's cache, or else read and index every chunk (and save the
+        cache); then catch up and install the index."""
+        from ..backends import sqlite_word_cache
+
+        index = sqlite_word_cache.load(self.backend, self._tokenize)
+        fresh = index is None
+        if index is None:
+            index = WordIndex(self._tokenize)
         self._sync(index)
         with self._guard:
             self._sync(index)  # what was committed while the bulk was read
             self._index = index
+            if fresh:  # under the guard: a query's catch-up must not change it meanwhile
+                sqlite_word_cache.save(self.backend, index)
             return index
 
     def _catch_up(self, index: WordIndex) -> None:

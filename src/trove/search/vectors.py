@@ -20,7 +20,8 @@ Latency, recall and memory at 10k-1M rows: bench/vector_index.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 import numpy as np
 
@@ -37,20 +38,54 @@ _MIN_DEAD = 1_024  # compact once this many rows, and a quarter of all rows, are
 _MIN_RECENT = 4_096  # out-of-order ids wait in a dict until there are this many (or n/8)
 _ROTATION_SEED = 0x7A0E
 
+# (offset, ids, codes, sketch) of rows handed over by VectorIndex.export
+RowWriter = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
+Allocate = Callable[[int], RowWriter]
+
 
 class VectorIndex:
     """Cosine k-NN over (id, unit vector) rows; thread-safe; ids are int64."""
 
-    def __init__(self, dimension: int) -> None:
+    def __init__(self, dimension: int, rotation: np.ndarray | None = None) -> None:
         if dimension <= 0:
             raise InvalidInput(f"vector dimension must be positive, got {dimension}")
         self.dimension = dimension
         self._words = -(-dimension // 64)
-        rng = np.random.default_rng(_ROTATION_SEED)
-        q, _ = np.linalg.qr(rng.standard_normal((dimension, dimension)))
-        self._rotation = q.astype(np.float32)
+        # Codes are only meaningful with the rotation that made them: an index read from a
+        # file brings its own (and skips the QR decomposition, ~0.1 s at 384 dimensions).
+        self.rotation = _rotation(dimension) if rotation is None else rotation
         self._lock = ReadWriteLock()
+        self._frozen = False  # rows in read-only (memory-mapped) arrays: never moved
         self._reset()
+
+    @classmethod
+    def adopt(
+        cls, ids: np.ndarray, codes: np.ndarray, sketch: np.ndarray, rotation: np.ndarray
+    ) -> VectorIndex:
+        """An index over arrays another index wrote (:meth:`export`): ``ids``
+        ascending, ``codes`` (n, dimension) int16, ``sketch`` (words, n) uint64. They may
+        be read-only memory maps, shared by every process that maps the same file: the
+        index only reads them, and can only remove rows (a private mask), not add them."""
+        index = cls(len(rotation), rotation)
+        n = len(ids)
+        index._frozen = True
+        index._ids, index._codes, index._sketch = ids, codes, sketch
+        index._alive = np.ones(n, bool)
+        index._keys, index._key_rows = ids, np.arange(n, dtype=np.int64)
+        index._n = index._live = index._n_keys = n
+        return index
+
+    def export(self, allocate: Allocate, batch: int = _BATCH) -> None:
+        """Hand the live rows over in ascending id order, what :meth:`adopt` takes:
+        ``allocate(rows)`` once, then the writer it returns with (offset, ids, codes,
+        sketch (words, n)) a batch at a time. Writers to the index wait meanwhile."""
+        with self._lock.read():
+            rows = np.flatnonzero(self._alive[: self._n])
+            rows = rows[np.argsort(self._ids[rows], kind="stable")]
+            write = allocate(len(rows))
+            for start in range(0, len(rows), batch):
+                part = rows[start : start + batch]
+                write(start, self._ids[part], self._codes[part], self._sketch[:, part])
 
     def _reset(self) -> None:
         d, w = self.dimension, self._words
@@ -74,7 +109,7 @@ class VectorIndex:
     def nbytes(self) -> int:
         """Bytes held by the index's arrays (capacity included)."""
         arrays = (self._ids, self._alive, self._codes, self._sketch, self._keys, self._key_rows)
-        return sum(a.nbytes for a in arrays) + self._rotation.nbytes
+        return sum(a.nbytes for a in arrays) + self.rotation.nbytes
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Insert or replace rows; ``vectors`` is float32 (n, dimension), unit or zero rows."""
@@ -92,6 +127,8 @@ class VectorIndex:
         _, last = np.unique(ids[::-1], return_index=True)
         keep = len(ids) - 1 - last
         ids, vectors = ids[keep], vectors[keep]
+        if self._frozen:
+            raise InvalidInput("this index maps a read-only file: add rows to another index")
         for start in range(0, len(ids), _BATCH):
             codes, sketch = self._encode(vectors[start : start + _BATCH])
             with self._lock.write():
@@ -105,7 +142,7 @@ class VectorIndex:
             self._alive[rows] = False
             self._live -= len(rows)
             dead = self._n - self._live
-            if dead >= _MIN_DEAD and dead * 4 >= self._n:
+            if dead >= _MIN_DEAD and dead * 4 >= self._n and not self._frozen:
                 self._compact()
 
     def contains(self, id: int) -> bool:
@@ -137,7 +174,7 @@ class VectorIndex:
         allowed = None if candidates is None else _as_ids(candidates)
         if k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        q = np.einsum("i,ij->j", q.reshape(-1), self._rotation)  # see _best: no BLAS
+        q = np.einsum("i,ij->j", q.reshape(-1), self.rotation)  # see _best: no BLAS
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else q  # a zero query scores 0 everywhere
         q_sketch = _pack_signs(q[None, :] > 0, self._words)[:, 0]
@@ -161,7 +198,7 @@ class VectorIndex:
 
     def _encode(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """int16 codes (n, dimension) and sketch (words, n) of rows: pure, so lock-free."""
-        x = vectors @ self._rotation
+        x = vectors @ self.rotation
         # Renormalising is cheap and keeps scores cosines even if a caller forgot to.
         norms = np.linalg.norm(x, axis=1, keepdims=True)
         np.divide(x, norms, out=x, where=norms > 0)
@@ -291,6 +328,17 @@ class VectorIndex:
             rows, scores = rows[top], scores[top]
         order = np.argsort(-scores, kind="stable")
         return self._ids[rows[order]], scores[order]
+
+
+@lru_cache(maxsize=4)
+def _rotation(dimension: int) -> np.ndarray:
+    """The fixed random rotation of a dimension: the same in every index and process (an
+    index written to a file is read with it)."""
+    rng = np.random.default_rng(_ROTATION_SEED)
+    q, _ = np.linalg.qr(rng.standard_normal((dimension, dimension)))
+    rotation = q.astype(np.float32)
+    rotation.flags.writeable = False
+    return rotation
 
 
 def _as_ids(ids: np.ndarray | Iterable[int]) -> np.ndarray:

@@ -1,0 +1,342 @@
+"""The vector index cache beside a store file: used when it matches, never when it does
+not, and the first query of a fresh process never waits for a full load."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import trove
+from trove.backends import sqlite_index_cache
+from trove.backends.sqlite_index_cache import LayeredIndex, cache_path
+from trove.search.vectors import VectorIndex
+
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+]
+QUERIES = ["alpha bravo", "kilo lima delta", "echo hotel", "juliet", "golf india charlie"]
+
+
+def _docs(start: int, count: int) -> list[dict[str, str]]:
+    rng = np.random.default_rng(start)
+    return [
+        {"text": " ".join(rng.choice(WORDS, 6)) + f" item{i}", "source": "t", "source_id": str(i)}
+        for i in range(start, start + count)
+    ]
+
+
+def _build(path: Path, count: int = 300) -> None:
+    with trove.open(path, embedder="hash:32") as kb:
+        kb.add_many(_docs(0, count))
+
+
+def _answers(path: Path) -> list[list[str]]:
+    with trove.open(path) as kb:
+        return [[h.doc_id for h in kb.search(q, mode="semantic", limit=5)] for q in QUERIES]
+
+
+def _truth(path: Path) -> list[list[str]]:
+    """The answers of an index loaded from the file alone (no cache involved)."""
+    with trove.open(path) as kb:
+        searcher = kb.backend._searcher_for(kb.backend.vector_lock())  # type: ignore[attr-defined]
+        searcher._cache_tried = True  # never look at a cache
+        searcher._install(searcher._load(), save=False)
+        return [[h.doc_id for h in kb.search(q, mode="semantic", limit=5)] for q in QUERIES]
+
+
+def _searcher(kb: trove.Store):  # type: ignore[no-untyped-def]
+    return kb.backend._searcher_for(kb.backend.vector_lock())  # type: ignore[attr-defined]
+
+
+def _table(path: Path) -> str:
+    with trove.open(path, embedder=None) as kb:
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        return lock.table
+
+
+def test_warm_saves_a_cache_that_a_fresh_open_maps(db_path: Path) -> None:
+    _build(db_path)
+    truth = _truth(db_path)
+    with trove.open(db_path) as kb:
+        kb.warm()
+    assert cache_path(str(db_path), _table(db_path)).exists()
+    with trove.open(db_path) as kb:
+        kb.search("alpha", mode="semantic")
+        index = _searcher(kb)._index
+        assert isinstance(index, LayeredIndex)
+        assert isinstance(index.base._codes.base, np.memmap)  # mapped, not copied
+        assert len(index.overlay) == 0
+    assert _answers(db_path) == truth
+
+
+def test_first_query_without_cache_is_exact_and_loads_nothing(db_path: Path) -> None:
+    _build(db_path)
+    truth = _truth(db_path)
+    with trove.open(db_path) as kb:
+        first = [[h.doc_id for h in kb.search(q, mode="semantic", limit=5)] for q in QUERIES[:1]]
+        assert not _searcher(kb).ready  # answered by sqlite-vec's exact scan
+    assert first == truth[:1]
+    assert not cache_path(str(db_path), _table(db_path)).exists()
+
+
+def test_second_query_loads_in_background_and_saves_the_cache(db_path: Path) -> None:
+    _build(db_path)
+    with trove.open(db_path) as kb:
+        for q in QUERIES:
+            kb.search(q, mode="semantic")
+        searcher = _searcher(kb)
+        searcher._loader.join(timeout=30)
+        assert searcher.ready
+    assert cache_path(str(db_path), _table(db_path)).exists()
+
+
+def test_deleting_the_cache_loses_nothing(db_path: Path) -> None:
+    _build(db_path)
+    with trove.open(db_path) as kb:
+        kb.warm()
+    cached = _answers(db_path)
+    shutil.rmtree(f"{db_path}.trove-index")
+    assert _answers(db_path) == cached == _truth(db_path)
+
+
+def test_writes_after_the_save_are_seen_and_deletions_never_return(db_path: Path) -> None:
+    _build(db_path)
+    with trove.open(db_path) as kb:
+        kb.warm()
+        gone = kb.search("alpha bravo", mode="semantic", limit=1)[0].doc_id
+    with trove.open(db_path, embedder="hash:32") as kb:  # another process's writes
+        new = kb.add("alpha bravo alpha bravo", source="t", source_id="fresh")
+        kb.delete(gone)
+        kb.purge()
+    with trove.open(db_path) as kb:
+        hits = [h.doc_id for h in kb.search("alpha bravo", mode="semantic", limit=10)]
+        index = _searcher(kb)._index
+        assert isinstance(index, LayeredIndex) and len(index.overlay) == 1
+    assert new in hits and gone not in hits
+    assert _answers(db_path) == _truth(db_path)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "foreign", "empty"])
+def test_a_damaged_cache_is_ignored_then_replaced(db_path: Path, damage: str) -> None:
+    _build(db_path)
+    with trove.open(db_path) as kb:
+        kb.warm()
+    path = cache_path(str(db_path), _table(db_path))
+    data = path.read_bytes()
+    path.write_bytes(
+        {"truncate": data[: len(data) - 100], "foreign": b"x" * len(data), "empty": b""}[damage]
+    )
+    with trove.open(db_path) as kb:
+        kb.search("alpha", mode="semantic")
+        assert not _searcher(kb).ready  # not used
+        kb.warm()
+    assert path.read_bytes()[:8] == sqlite_index_cache.MAGIC
+    assert _answers(db_path) == _truth(db_path)
+
+
+def test_a_store_restored_from_an_older_copy_ignores_the_newer_cache(
+    db_path: Path, tmp_path: Path
+) -> None:
+    _build(db_path, 100)
+    old = tmp_path / "backup.db"
+    with trove.open(db_path) as kb:
+        kb.backend.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copyfile(db_path, old)
+    with trove.open(db_path, embedder="hash:32") as kb:
+        kb.add_many(_docs(1000, 100))
+        kb.warm()  # the cache now holds ids the backup never had
+    os.remove(db_path)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(old, db_path)
+    with trove.open(db_path, embedder="hash:32") as kb:  # the restored store grows again,
+        kb.add_many(_docs(5000, 100))  # reusing the ids the cache knows other vectors of
+    with trove.open(db_path) as kb:
+        kb.search("alpha", mode="semantic")
+        assert not isinstance(_searcher(kb)._index, LayeredIndex)
+    assert _answers(db_path) == _truth(db_path)
+
+
+def test_a_read_only_store_answers_from_its_cache(db_path: Path) -> None:
+    _build(db_path)
+    with trove.open(db_path) as kb:
+        kb.warm()
+        kb.backend.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    truth = _answers(db_path)
+    os.chmod(db_path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    try:
+        with trove.open(db_path) as kb:
+            hits = [[h.doc_id for h in kb.search(q, mode="semantic", limit=5)] for q in QUERIES]
+            assert isinstance(_searcher(kb)._index, LayeredIndex)
+    finally:
+        os.chmod(db_path, 0o644)
+    assert hits == truth
+
+
+def test_a_read_only_store_without_a_cache_still_answers(db_path: Path) -> None:
+    _build(db_path)
+    truth = _truth(db_path)
+    with trove.open(db_path) as kb:
+        kb.backend.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    os.chmod(db_path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    try:
+        with trove.open(db_path) as kb:
+            hits = [[h.doc_id for h in kb.search(q, mode="semantic", limit=5)] for q in QUERIES]
+            kb.warm()  # loads privately; saving the cache fails quietly
+    finally:
+        os.chmod(db_path, 0o644)
+    assert hits == truth
+    if os.geteuid() != 0:  # root writes through file modes; see the next test
+        assert not cache_path(str(db_path), _table(db_path)).exists()
+
+
+def test_a_save_that_cannot_write_leaves_nothing_behind(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _build(db_path)
+
+    def refuse(*_: object) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with trove.open(db_path) as kb:
+        kb.warm()  # the load succeeds; its save does not
+        assert _searcher(kb).ready
+        assert kb.backend.get_meta(sqlite_index_cache.EPOCH_KEY) is None  # rolled back
+    assert list(Path(f"{db_path}.trove-index").iterdir()) == []
+    assert _answers(db_path) == _truth(db_path)
+
+
+_WARM = """
+import sys, trove
+with trove.open(sys.argv[1]) as kb:
+    kb.warm()
+    print(kb.search("alpha bravo", mode="semantic", limit=3)[0].doc_id)
+"""
+
+
+def test_processes_opening_while_the_cache_is_rebuilt(db_path: Path) -> None:
+    _build(db_path, 2000)
+    runs = [
+        subprocess.Popen([sys.executable, "-c", _WARM, str(db_path)], stdout=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    answers = {run.communicate(timeout=120)[0] for run in runs}
+    assert all(run.returncode == 0 for run in runs)
+    assert len(answers) == 1
+    with trove.open(db_path) as kb:
+        kb.search("alpha", mode="semantic")
+        assert isinstance(_searcher(kb)._index, LayeredIndex)  # one of them left a valid cache
+    assert _answers(db_path) == _truth(db_path)
+
+
+_WRITER = """
+import sys, trove
+sys.path.insert(0, sys.argv[2])
+from test_index_cache import _docs
+with trove.open(sys.argv[1], embedder="hash:32") as kb:
+    for start in range(10_000, 10**9, 200):
+        kb.add_many(_docs(start, 200))
+        print(start, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_kill_during_a_bulk_write_leaves_file_and_cache_consistent(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_index_cache, "STALE_SHARE", 100.0)  # use it however stale
+    _build(db_path, 500)
+    with trove.open(db_path) as kb:
+        kb.warm()
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(db_path), str(Path(__file__).parent)],
+        stdout=subprocess.PIPE,
+    )
+    assert writer.stdout is not None
+    for _ in range(3):
+        writer.stdout.readline()  # a few batches committed, and more under way
+    time.sleep(0.05)
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+    with trove.open(db_path) as kb:
+        stats = kb.stats()
+        assert kb.backend.vector_count() == stats.chunks
+        kb.search("alpha", mode="semantic")
+        index = _searcher(kb)._index
+        assert isinstance(index, LayeredIndex)
+        assert len(index) == stats.chunks
+    assert _answers(db_path) == _truth(db_path)
+
+
+def test_layered_index_merges_base_and_overlay() -> None:
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((50, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    whole = VectorIndex(16)
+    whole.add(np.arange(1, 51), vectors)
+    first = VectorIndex(16)
+    first.add(np.arange(1, 41), vectors[:40])
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def allocate(n: int):  # type: ignore[no-untyped-def]
+        return lambda at, ids, codes, sketch: parts.append((ids, codes, sketch))
+
+    first.export(allocate)
+    ids = np.concatenate([p[0] for p in parts])
+    codes = np.concatenate([p[1] for p in parts])
+    sketch = np.concatenate([p[2] for p in parts], axis=1)
+    layered = LayeredIndex(VectorIndex.adopt(ids, codes, sketch, first.rotation))
+    layered.add(np.arange(41, 51), vectors[40:])
+    layered.remove([3])
+    whole.remove([3])
+    for q in vectors[:5]:
+        assert layered.search(q, 7)[0].tolist() == whole.search(q, 7)[0].tolist()
+    with pytest.raises(trove.InvalidInput):
+        layered.base.add(np.array([99]), vectors[:1])
+
+
+def test_a_save_removes_files_half_written_by_dead_processes(db_path: Path) -> None:
+    _build(db_path)
+    folder = Path(f"{db_path}.trove-index")
+    folder.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    leftover = folder / f".chunk_vec_1.vectors.{dead.pid}.0badf00d.tmp"
+    leftover.write_bytes(b"half")
+    mine = folder / f".chunk_vec_1.vectors.{os.getpid()}.0badf00d.tmp"  # a live writer's
+    mine.write_bytes(b"busy")
+    with trove.open(db_path) as kb:
+        kb.warm()
+    assert not leftover.exists() and mine.exists()
+
+
+def test_cache_files_are_private_like_the_store(db_path: Path) -> None:
+    _build(db_path, 30_000 // 100)
+    with trove.open(db_path) as kb:
+        kb.warm()
+    folder = Path(f"{db_path}.trove-index")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = list(folder.iterdir())
+    assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
