@@ -45,7 +45,6 @@ KNOWN_OVERSIZE = {
     "trove/search/filters.py: Filters.build",
     "trove/store.py: Store.search",
     "trove/store.py: module",
-    "trove/writer.py: prepare",
 }
 
 
