@@ -38,6 +38,7 @@ from ..errors import (
 )
 from ..ids import document_id
 from ..timeutil import to_iso
+from . import ownership
 from .files import DEFAULT_MAX_BYTES, FileEntry, list_files
 from .known import Known
 from .links import LinkIndex, sync_links
@@ -194,6 +195,9 @@ class _Run:
         # Stats of files modified after this are not trusted (see _RACY_NS).
         self.settled_before = time.time_ns() - _RACY_NS
         self.known = Known(store, namespace, source)
+        # Files whose documents the library edited: read again, to restore the file's text.
+        self.edited = ownership.edited_files(store.backend, namespace, source)
+        self.reread: set[str] = set()
         self.ids_in_use = {d.doc_id: sid for sid, d in self.known.docs.items()}
         self.batch = _Batch()
         self.seen: set[str] = set()
@@ -246,6 +250,9 @@ class _Run:
         self._delete_gone()
         if not self.dry_run:
             self._link()
+            backend = self.store.backend
+            ownership.claim(backend, self.namespace, self.source)
+            ownership.restored(backend, self.namespace, self.source, self.reread)
 
     def _find_gone(self, listed: set[str], only: Collection[str] | None) -> None:
         """Files that have documents but are no longer there: deleted, or moved (when a
@@ -306,7 +313,7 @@ class _Run:
         """Whether the file is unchanged by its size and times alone, not read: they are
         those recorded with its hash, and that hash is still the stored one."""
         recorded = self.known.stats.get(entry.rel)
-        if recorded is None:
+        if recorded is None or entry.rel in self.edited:
             return False
         try:
             info = os.stat(entry.path)
@@ -376,6 +383,8 @@ class _Run:
 
     def _unchanged(self, rel: str, fmt: Format, digest: str) -> bool:
         known = self.known
+        if rel in self.edited:
+            return False  # edited in the store: the file's version is restored
         if fmt.verbatim:
             doc = known.docs.get(rel)
             if doc is None or doc.deleted or doc.content_hash != digest:
@@ -464,6 +473,8 @@ class _Run:
         return document_id(self.namespace, "workspace", self.source, moved_here, None, "")
 
     def _file_done(self, rel: str, fmt: Format, digest: str, info: os.stat_result) -> None:
+        if rel in self.edited and rel not in self.failed_files:
+            self.reread.add(rel)
         if not fmt.verbatim:
             self.batch.hashes[rel] = digest
         self._remember(rel, info, digest)

@@ -482,8 +482,9 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         table.add_row(key, str(data[key]))
     lock = data["embedder"]
     embedder = f"{lock['model_id']} ({lock['dimension']}-d, {lock['spec']})" if lock else "none"
-    table.add_row("embedder", embedder)
+    table.add_row("embedder", embedder + (" (keyword-only store)" if data["keyword_only"] else ""))
     table.add_row("vectors", str(data["vectors"]))
+    table.add_row("chunks without vectors", str(data["chunks_without_vectors"]))
     for key in ("by_source", "by_doc_type", "by_namespace"):
         table.add_row(key, ", ".join(f"{k or '-'}: {v}" for k, v in data[key].items()) or "-")
     console.print(table)
