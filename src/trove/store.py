@@ -767,7 +767,7 @@ class Store:
             vectors=vectors,
             expansion_cache=self.expansion_counts.to_dict(),
             chunks_without_vectors=max(0, data["chunks"] - vectors),
-            keyword_only=self.vectors.keyword_only,
+            keyword_only=self.vectors.keyword_only and lock is None,
         )
 
     # --- folders ----------------------------------------------------------------------
