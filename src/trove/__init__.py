@@ -125,7 +125,10 @@ def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any)
         remove_created(path, existed=not new)
         raise
     try:
-        return _with(backend, options)
+        store = _with(backend, options)
+        if new and options.get("embedder", "auto") is None:
+            store.vectors.mark_keyword_only()  # made keyword-only: recorded in the file
+        return store
     except BaseException:
         remove_created(path, existed=not new)
         raise

@@ -18,6 +18,13 @@ from .writer import Vectors, embedding_text
 
 AUTO = "auto"
 EmbedderSpec = str | Embedder | None
+# Set in the store's meta table when it is made, or first written, without an embedder:
+# a later "auto" open stays keyword-only instead of embedding some documents and not
+# others. Vectors (a lock) win over it; ``reembed`` removes it.
+KEYWORD_ONLY = "keyword_only"
+# A store whose vectors are given by the caller (trove.memory.own_vectors.CALLER_SPEC):
+# documents without one are expected, so a keyword-only handle may write there.
+_CALLER_SPEC = "caller"
 
 
 class Vectorizer:
@@ -32,8 +39,24 @@ class Vectorizer:
         self._embedder: Embedder | None = None
         self._spec = ""  # the name the embedder was made from, recorded in the lock
         self._lock = threading.RLock()
-        if request is not None and request != AUTO:
+        self._keyword_only = backend.get_meta(KEYWORD_ONLY) is not None
+        if self._keyword_only and backend.vector_lock() is not None:
+            self._keyword_only = False  # vectors were added since (e.g. by a migration)
+        if request == AUTO and self._keyword_only:
+            self._request = None  # recorded keyword-only: switching is explicit (reembed)
+        elif request is not None and request != AUTO:
             self._check_lock(self.resolve())  # a mismatch fails at open, file untouched
+
+    @property
+    def keyword_only(self) -> bool:
+        """Whether the file records that it is keyword-only (made without an embedder)."""
+        return self._keyword_only
+
+    def mark_keyword_only(self) -> None:
+        """Record in the file that it is keyword-only (a store made with embedder=None)."""
+        if self._request is None and not self._keyword_only and self.backend.vector_lock() is None:
+            self.backend.set_meta(KEYWORD_ONLY, "1")
+            self._keyword_only = True
 
     @property
     def enabled(self) -> bool:
@@ -84,7 +107,13 @@ class Vectorizer:
     def vectors_for(self, rows: Sequence[ChunkRow]) -> Vectors | None:
         """Vectors for new chunk rows: reused by text hash where stored, else embedded."""
         if self._request is None:
+            self._keyword_write(bool(rows))
             return None
+        if self._keyword_only and rows:
+            raise EmbedderMismatch(
+                "this store is keyword-only (made without an embedder); to give it "
+                "vectors, run `trove reembed --embedder NAME` (Store.reembed) first"
+            )
         embedder = self.resolve()
         lock = self._check_lock(embedder)
         if not rows:
@@ -101,6 +130,22 @@ class Vectorizer:
         if todo:
             matrix[todo] = embedded
         return Vectors(lock.table, matrix)
+
+    def _keyword_write(self, any_rows: bool) -> None:
+        """A write through a keyword-only handle: recorded in a store without vectors,
+        refused in one with them (those documents would be invisible to semantic search)."""
+        if not any_rows:
+            return
+        lock = self.backend.vector_lock()
+        if lock is None:
+            self.mark_keyword_only()
+        elif lock.spec != _CALLER_SPEC:
+            raise EmbedderMismatch(
+                f"this store has vectors ({lock.model_id}); a handle opened with "
+                f"embedder=None cannot write to it without leaving documents out of "
+                f"semantic search; open it with its embedder (embedder='auto', or no "
+                f"--embedder option)"
+            )
 
     def query(self, text: str) -> tuple[EmbedderLock, np.ndarray] | None:
         """The lock and query vector, or None when there is nothing to search."""
@@ -152,8 +197,11 @@ class Vectorizer:
                 progress(len(rows))
         if not (missing and lock is not None):
             self.backend.finish_rebuild(EmbedderLock(spec, target.model_id, dimension, table))
+        if self._keyword_only:
+            self.backend.set_meta(KEYWORD_ONLY, None)  # switched explicitly: not any more
         with self._lock:
             self._request, self._embedder, self._spec = target, target, spec
+            self._keyword_only = False
         return done
 
 

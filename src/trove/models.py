@@ -194,6 +194,10 @@ class Stats:
     vectors: int
     # LLM query expansion in this process: cache hits, model calls, failures, hit rate.
     expansion_cache: dict[str, Any] | None = None
+    # Chunks semantic search cannot find (written keyword-only, or kept out of it).
+    chunks_without_vectors: int = 0
+    # The file records that it was made without an embedder (switch with reembed).
+    keyword_only: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -23,6 +23,7 @@ from .enrich import wanted, with_enrichment
 from .errors import InvalidInput, InvalidQuery, NotFound
 from .events import EVENT_KINDS, Events
 from .expansion import CacheCounts
+from .ingest import ownership
 from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from .llm import ChatModel
 from .memory import atomic, canonical, entry, lifecycle, own_vectors, upsert
@@ -361,6 +362,7 @@ class Store:
             item.pop("expires_at", None)
         doc = writer.prepare(item, author_tier=old.author_tier, doc_id=doc_id)
         writer.write_batch(self, [doc])
+        ownership.mark_edited(self.backend, old)  # the next ingest restores the file's text
         return doc_id
 
     def list(
@@ -627,9 +629,13 @@ class Store:
             known = ", ".join(MODES)
             raise InvalidQuery(f"unknown mode {reprlib.repr(mode)}; use one of: {known}")
         if mode != "keyword" and not self.has_embedder:
-            raise InvalidQuery(
-                f"{mode} search needs an embedder; this store was opened with embedder=None"
+            why = (
+                "this store is keyword-only (made without an embedder; switch with "
+                "`trove reembed --embedder NAME`)"
+                if self.vectors.keyword_only
+                else "this store was opened with embedder=None"
             )
+            raise InvalidQuery(f"{mode} search needs an embedder; {why}")
         validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
         where = Filters.build(**filters)
         validate.string(query, "query", InvalidQuery)
@@ -754,11 +760,14 @@ class Store:
         ``session`` counts only that session's session-scoped items (``""``: none)."""
         data = self.backend.stats(now(), namespace, session)
         lock = self.backend.vector_lock()
+        vectors = self.backend.vector_count(namespace, session)
         return Stats(
             **data,
             embedder=None if lock is None else lock.to_dict(),
-            vectors=self.backend.vector_count(),
+            vectors=vectors,
             expansion_cache=self.expansion_counts.to_dict(),
+            chunks_without_vectors=max(0, data["chunks"] - vectors),
+            keyword_only=self.vectors.keyword_only and lock is None,
         )
 
     # --- folders ----------------------------------------------------------------------

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import Forbidden, InvalidInput, NotFound
+from .ingest.ownership import owning_file
 from .limits import check_content
 from .models import Document, Edge, Hit, Page, Stats
 
@@ -45,6 +46,7 @@ class Workspace:
         allow_write: bool = True,
         allow_delete: bool = True,
         allow_global: bool = False,
+        allow_file_edits: bool = False,
         max_content_tokens: int | None = None,
     ) -> None:
         if not namespace:
@@ -56,6 +58,8 @@ class Workspace:
         self.allow_write = allow_write
         self.allow_delete = allow_delete
         self.allow_global = allow_global
+        # A document from an ingested file is the file's: edit the file, not the copy.
+        self.allow_file_edits = allow_file_edits
         # Servers bound what an agent writes (None: no bound, the library's default).
         self.max_content_tokens = max_content_tokens
 
@@ -126,6 +130,12 @@ class Workspace:
         doc = self._require(doc_id)
         if doc.scope == "global" and not self.allow_global:
             raise Forbidden("this caller may not change global items")
+        rel = None if self.allow_file_edits else owning_file(self.store.backend, doc)
+        if rel is not None:
+            raise Forbidden(
+                f"this item comes from the ingested file {rel!r} (source {doc.source!r}); "
+                "edit the file and ingest it again"
+            )
         _refuse_stamped(changes)
         self._own_namespace(changes.pop("namespace", None))
         return self.store.update(doc_id, **changes)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import trove
+from trove.ingest.readers.records import ContentKeys
 
 
 def docs(kb: trove.Store) -> dict[str, trove.Document]:
@@ -89,7 +90,13 @@ def test_a_field_mapping_reads_another_tools_export(store: trove.Store, vault: P
     assert doc.metadata == {"score": 3}
 
 
-def test_records_without_ids_are_keyed_by_line_and_bad_times_fail(
+def key(record: object, times: int = 1) -> str:
+    """The key of a record without an id: a hash of its content (see ContentKeys)."""
+    keys = ContentKeys()
+    return [keys(record) for _ in range(times)][-1]
+
+
+def test_records_without_ids_are_keyed_by_content_and_bad_times_fail(
     store: trove.Store, vault: Path
 ) -> None:
     (vault / "log.jsonl").write_text(
@@ -97,8 +104,45 @@ def test_records_without_ids_are_keyed_by_line_and_bad_times_fail(
         encoding="utf-8",
     )
     report = store.ingest(vault)
-    assert set(docs(store)) == {"log.jsonl#1", "log.jsonl#3"}
+    assert set(docs(store)) == {
+        f"log.jsonl#{key({'text': 'first'})}",
+        f"log.jsonl#{key({'text': 'third'})}",
+    }
     assert report.failed == [("log.jsonl#line 2", "time: 'yesterday' is not a time")]
+
+
+def test_a_line_inserted_at_the_top_relabels_nothing(store: trove.Store, vault: Path) -> None:
+    log = vault / "log.jsonl"
+    log.write_text(lines({"text": "first"}, {"text": "second"}, {"text": "first"}))
+    store.ingest(vault)
+    before = {sid: doc.id for sid, doc in docs(store).items()}
+    assert f"log.jsonl#{key({'text': 'first'}, 2)}" in before  # a repeat is numbered
+    log.write_text(lines({"text": "new on top"}) + log.read_text())
+    report = store.ingest(vault)
+    assert (report.added, report.updated, report.unchanged) == (1, 0, 3)
+    after = {sid: doc.id for sid, doc in docs(store).items()}
+    assert {sid: after[sid] for sid in before} == before
+
+
+def test_another_field_mapping_reads_the_file_again(store: trove.Store, vault: Path) -> None:
+    (vault / "notes.jsonl").write_text(lines({"body": "the body", "summary": "the summary"}))
+    store.ingest(vault)
+    assert [d.text for d in docs(store).values()] == ["the body"]
+    report = store.ingest(vault, fields={"text": "summary"})
+    assert report.updated == 1  # the same record (same key), read with the new mapping
+    assert [d.text for d in docs(store).values()] == ["the summary"]
+    assert store.ingest(vault, fields={"text": "summary"}).unchanged == 1
+
+
+def test_force_reads_unchanged_files_again(store: trove.Store, vault: Path) -> None:
+    (vault / "notes.jsonl").write_text(lines({"text": "one"}, {"text": "two"}))
+    (vault / "note.md").write_text("# Note\n\nSome text.")
+    store.ingest(vault)
+    written: list[int] = []  # documents passed to the store (unchanged files are not)
+    store.ingest(vault, progress=lambda p: written.append(p.documents))
+    assert written[-1] == 0
+    report = store.ingest(vault, force=True, progress=lambda p: written.append(p.documents))
+    assert (report.unchanged, report.added, written[-1]) == (3, 0, 3)
 
 
 def test_json_documents_lists_and_wrapped_lists(store: trove.Store, vault: Path) -> None:
@@ -114,9 +158,11 @@ def test_json_documents_lists_and_wrapped_lists(store: trove.Store, vault: Path)
     (vault / "bad.json").write_text("{not json", encoding="utf-8")
     report = store.ingest(vault)
     found = docs(store)
-    assert set(found) == {"list.json#1", "list.json#2", "slack.json#1", "single.json#1"}
-    assert found["slack.json#1"].timestamp == "2025-11-03T09:00:00.500000Z"
-    assert found["single.json#1"].title == "Memo"
+    slack = f"slack.json#{key({'ts': '1762160400.5', 'text': 'hi'})}"
+    single = f"single.json#{key({'title': 'Memo', 'content': 'solo'})}"
+    assert set(found) == {"list.json#1", "list.json#2", slack, single}
+    assert found[slack].timestamp == "2025-11-03T09:00:00.500000Z"
+    assert found[single].title == "Memo"
     assert [p for p, _ in report.skipped] == ["config.json#record 1"]
     assert report.failed[0][0] == "bad.json" and "not valid JSON" in report.failed[0][1]
 
@@ -126,7 +172,7 @@ def test_records_option_names_the_list(store: trove.Store, vault: Path) -> None:
         json.dumps({"meta": {"n": 1}, "data": {"items": [{"text": "deep"}]}, "other": [{}]})
     )
     store.ingest(vault, records="data.items")
-    assert set(docs(store)) == {"dump.json#1"}
+    assert set(docs(store)) == {f"dump.json#{key({'text': 'deep'})}"}
 
 
 def test_an_unknown_mapping_is_refused_before_reading(store: trove.Store, vault: Path) -> None:

@@ -314,14 +314,6 @@ class PostgresSearch:
         )
         return {_unesc(r[0]) for r in rows}
 
-    def candidate_chunks(self, filters: Filters, now: float) -> list[int]:
-        """Every chunk id whose document passes ``filters``."""
-        where, params = filter_sql(filters, now)
-        rows = self.rows(
-            f"SELECT c.id FROM chunk c JOIN document d ON d.id = c.doc_id WHERE {where}", params
-        )
-        return [int(r[0]) for r in rows]
-
     # --- snippets ---------------------------------------------------------------------
 
     def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]:

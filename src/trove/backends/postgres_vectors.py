@@ -28,7 +28,7 @@ from ..search.filters import Filters
 from ..search.ranking import collapse
 from .base import EmbedderLock, KeywordHit
 from .postgres_search import filter_sql, split_rows
-from .postgres_text import unesc
+from .postgres_text import esc, unesc
 
 _LOCK_KEY = "embedder"
 _TABLE = re.compile(r"chunk_vec_[0-9]+")
@@ -187,13 +187,24 @@ class PostgresVectors:
             yield rows
             after = rows[-1][0]
 
-    def vector_count(self) -> int:
+    def vector_count(self, namespace: str | None = None, session: str | None = None) -> int:
+        """Stored vectors; of one namespace's (and session's) documents, as stats counts."""
         lock = self.vector_lock()
         if lock is None:
             return 0
-        row = self.one(
-            sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(checked_table(lock.table)))
-        )
+        table = sql.Identifier(checked_table(lock.table))
+        if namespace is None and session is None:
+            row = self.one(sql.SQL("SELECT count(*) FROM {}").format(table))
+            return int(row[0]) if row else 0
+        query = sql.SQL(
+            "SELECT count(*) FROM {} v JOIN chunk c ON c.id = v.chunk_id "
+            "JOIN document d ON d.id = c.doc_id "
+            "WHERE (%(ns)s::text IS NULL OR d.namespace = %(ns)s::text) "
+            "AND (%(s)s::text IS NULL OR d.scope <> 'session' OR d.session_id = %(s)s::text)"
+        ).format(table)
+        ns = None if namespace is None else esc(namespace)
+        se = None if session is None else esc(session)
+        row = self.one(query, {"ns": ns, "s": se})
         return int(row[0]) if row else 0
 
     def vectors_changed(

@@ -200,11 +200,20 @@ class VectorStorage:
         ids = [r[0] for r in self.conn.execute("SELECT id FROM chunk")]
         return np.asarray(ids, dtype=np.int64)
 
-    def vector_count(self) -> int:
+    def vector_count(self, namespace: str | None = None, session: str | None = None) -> int:
+        """Stored vectors; of one namespace's (and session's) documents, as stats counts."""
         lock = self.vector_lock()
         if lock is None:
             return 0
-        return int(self.conn.execute(f"SELECT count(*) FROM {lock.table}")[0][0])
+        if namespace is None and session is None:  # the whole file: no join needed
+            return int(self.conn.execute(f"SELECT count(*) FROM {lock.table}")[0][0])
+        sql = (
+            "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "
+            "WHERE (?1 IS NULL OR d.namespace = ?1) "
+            "AND (?2 IS NULL OR d.scope != 'session' OR d.session_id = ?2) "
+            f"AND EXISTS (SELECT 1 FROM {lock.table} v WHERE v.rowid = c.id)"
+        )
+        return int(self.conn.execute(sql, (namespace, session))[0][0])
 
     def data_version(self) -> int:
         """Changes when another connection commits, so a cached index knows it is stale."""

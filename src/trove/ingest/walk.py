@@ -38,6 +38,7 @@ from ..errors import (
 )
 from ..ids import document_id
 from ..timeutil import to_iso
+from . import ownership
 from .files import DEFAULT_MAX_BYTES, FileEntry, list_files
 from .known import Known
 from .links import LinkIndex, sync_links
@@ -53,7 +54,7 @@ from .readers import (
     format_for,
     split_source_id,
 )
-from .readers.records import field_map
+from .readers.records import field_map, keyed_hash
 from .report import UNSUPPORTED, IngestProgress, IngestReport, ProgressCallback
 
 if TYPE_CHECKING:
@@ -92,6 +93,7 @@ def ingest(
     workers: int | None = None,
     progress: ProgressCallback | None = None,
     only: Collection[str] | None = None,
+    force: bool = False,
 ) -> IngestReport:
     """Store every readable file under ``root`` (or ``root`` itself if it is a file).
 
@@ -100,7 +102,7 @@ def ingest(
     JSON document. ``max_bytes`` skips larger files (mbox and JSONL are streamed, so it
     bounds each message or line instead). ``only`` limits the run to these paths
     relative to the folder (what ``trove watch`` saw change); a listed path that no
-    longer exists counts as gone.
+    longer exists counts as gone. ``force`` reads every file again, even unchanged ones.
     """
     base = Path(root).expanduser()
     if not base.exists():
@@ -122,6 +124,7 @@ def ingest(
         workers=default_workers() if workers is None else max(1, workers),
         progress=progress,
     )
+    run.force = force
     if base.is_file():
         only, include, exclude = [base.name], (), ()
     run.go(include, exclude, follow_symlinks, only)
@@ -194,6 +197,10 @@ class _Run:
         # Stats of files modified after this are not trusted (see _RACY_NS).
         self.settled_before = time.time_ns() - _RACY_NS
         self.known = Known(store, namespace, source)
+        # Files whose documents the library edited: read again, to restore the file's text.
+        self.edited = ownership.edited_files(store.backend, namespace, source)
+        self.force = False  # read every file, changed or not
+        self.reread: set[str] = set()
         self.ids_in_use = {d.doc_id: sid for sid, d in self.known.docs.items()}
         self.batch = _Batch()
         self.seen: set[str] = set()
@@ -246,6 +253,9 @@ class _Run:
         self._delete_gone()
         if not self.dry_run:
             self._link()
+            backend = self.store.backend
+            ownership.claim(backend, self.namespace, self.source)
+            ownership.restored(backend, self.namespace, self.source, self.reread)
 
     def _find_gone(self, listed: set[str], only: Collection[str] | None) -> None:
         """Files that have documents but are no longer there: deleted, or moved (when a
@@ -297,7 +307,8 @@ class _Run:
             self._remember(entry.rel, info, digest)
             self._step(entry.rel)
             return
-        job = _Job(entry, fmt, digest, info, self._moved_from(entry.rel, digest))
+        moved = self._moved_from(entry.rel, self._keyed(fmt, digest))
+        job = _Job(entry, fmt, digest, info, moved)
         self.parser.submit(job, fmt.name, entry.rel, data, self.options)
         for done, parsed in self.parser.ready():
             self._parsed(done, parsed)
@@ -306,7 +317,7 @@ class _Run:
         """Whether the file is unchanged by its size and times alone, not read: they are
         those recorded with its hash, and that hash is still the stored one."""
         recorded = self.known.stats.get(entry.rel)
-        if recorded is None:
+        if recorded is None or entry.rel in self.edited or self.force:
             return False
         try:
             info = os.stat(entry.path)
@@ -349,7 +360,7 @@ class _Run:
             self._remember(entry.rel, info, digest)
             self._step(entry.rel)
             return
-        moved_from = self._moved_from(entry.rel, digest)
+        moved_from = self._moved_from(entry.rel, self._keyed(fmt, digest))
         for done, parsed in self.parser.drain():  # keep the files in order
             self._parsed(done, parsed)
         try:
@@ -376,6 +387,8 @@ class _Run:
 
     def _unchanged(self, rel: str, fmt: Format, digest: str) -> bool:
         known = self.known
+        if rel in self.edited or self.force:
+            return False  # edited in the store: the file's version is restored
         if fmt.verbatim:
             doc = known.docs.get(rel)
             if doc is None or doc.deleted or doc.content_hash != digest:
@@ -385,7 +398,7 @@ class _Run:
             return True
         if not fmt.container and rel not in known.by_file:
             return False  # never stored: no need to look up a recorded hash
-        if known.file_hash(rel) != digest:
+        if known.file_hash(rel) != self._keyed(fmt, digest):
             return False
         live = known.live(rel)
         if not fmt.container and not live:
@@ -393,6 +406,9 @@ class _Run:
         self.seen.update(known.by_file.get(rel, ()))
         self.report.unchanged += len(live)
         return True
+
+    def _keyed(self, fmt: Format, digest: str) -> str:
+        return keyed_hash(digest, fmt.name, self.options.fields, self.options.records)
 
     def _moved_from(self, rel: str, digest: str) -> str | None:
         """The gone file this new file was moved from, matched by content hash."""
@@ -464,8 +480,10 @@ class _Run:
         return document_id(self.namespace, "workspace", self.source, moved_here, None, "")
 
     def _file_done(self, rel: str, fmt: Format, digest: str, info: os.stat_result) -> None:
+        if rel in self.edited and rel not in self.failed_files:
+            self.reread.add(rel)
         if not fmt.verbatim:
-            self.batch.hashes[rel] = digest
+            self.batch.hashes[rel] = self._keyed(fmt, digest)
         self._remember(rel, info, digest)
         self._step(rel)
 

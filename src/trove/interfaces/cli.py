@@ -47,6 +47,25 @@ def emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
+def format_option(func: F) -> F:
+    return click.option(
+        "--format",
+        "output",
+        type=click.Choice(["text", "tsv", "json"]),
+        default="text",
+        show_default=True,
+        help="tsv: one tab-separated line per result, no header, for scripts.",
+    )(func)
+
+
+def tsv_line(*cells: str | None) -> None:
+    """One line of tab-separated cells; tabs and line breaks inside a cell become spaces."""
+    clean = (
+        " ".join((cell or "").split("\t")).replace("\r", " ").replace("\n", " ") for cell in cells
+    )
+    click.echo("\t".join(clean))
+
+
 class Failed(click.ClickException):
     """A library error: ``Error: code: message`` on stderr, or with --json the same
     ``{"error": {"code", "message"}}`` body as HTTP (on stdout); exit status 1."""
@@ -234,6 +253,7 @@ def add(
 @click.option("--text", "with_text", is_flag=True, help="Print each hit's best chunk in full.")
 @click.option("--context", type=click.IntRange(0, 10), default=0, help="Chunks around it.")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Fit hits in this many tokens.")
+@format_option
 @json_option
 @click.pass_context
 def search(
@@ -241,6 +261,7 @@ def search(
     query: str,
     meta: tuple[str, ...],
     as_json: bool,
+    output: str,
     min_score: float | None,
     show_all: bool,
     **options: Any,
@@ -260,8 +281,13 @@ def search(
         errors.print(f"warning: not expanded ({found.warning})")
     floor = 0.0 if show_all else FLOOR if min_score is None else min_score
     hits = [hit for hit in found if hit.score >= floor]
-    if as_json:
+    if as_json or output == "json":
         emit([hit.to_dict() for hit in hits])
+        return
+    if output == "tsv":
+        for rank, hit in enumerate(hits, 1):
+            cells = (hit.doc_id, hit.source, hit.source_id, hit.title, hit.snippet)
+            tsv_line(str(rank), f"{hit.score:.4f}", *cells)
         return
     hidden = len(found) - len(hits)
     if not hits:
@@ -433,39 +459,6 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
         console.print(f"embedded {done} chunk(s) with {model}")
 
 
-@cli.command("list")
-@click.option("--namespace", default="default", show_default=True)
-@click.option("--scope", multiple=True, type=click.Choice(["workspace", "session", "global"]))
-@click.option("--deleted", is_flag=True, help="Also list deleted documents (to restore).")
-@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
-@click.option("--cursor", help="The cursor printed by the previous page.")
-@json_option
-@click.pass_context
-def list_command(
-    ctx: click.Context,
-    namespace: str,
-    scope: tuple[str, ...],
-    deleted: bool,
-    limit: int,
-    cursor: str | None,
-    as_json: bool,
-) -> None:
-    """Documents newest first, a page at a time (ID, title, source, state)."""
-    with open_store(ctx, create=False) as kb:
-        page = kb.list(
-            namespace, scope=scope or None, cursor=cursor, limit=limit, include_deleted=deleted
-        )
-    if as_json:
-        emit(page.to_dict())
-        return
-    for doc in page.items:
-        state = "deleted" if doc.deleted else "expired" if doc.expired else ""
-        where = ":".join(p for p in (doc.source, doc.source_id or "") if p)
-        click.echo("\t".join((doc.id, doc.title or "(untitled)", where, state)))
-    if page.cursor:
-        errors.print(f"more: --cursor {page.cursor}", highlight=False)
-
-
 @cli.command()
 @json_option
 @click.pass_context
@@ -482,8 +475,9 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         table.add_row(key, str(data[key]))
     lock = data["embedder"]
     embedder = f"{lock['model_id']} ({lock['dimension']}-d, {lock['spec']})" if lock else "none"
-    table.add_row("embedder", embedder)
+    table.add_row("embedder", embedder + (" (keyword-only store)" if data["keyword_only"] else ""))
     table.add_row("vectors", str(data["vectors"]))
+    table.add_row("chunks without vectors", str(data["chunks_without_vectors"]))
     for key in ("by_source", "by_doc_type", "by_namespace"):
         table.add_row(key, ", ".join(f"{k or '-'}: {v}" for k, v in data[key].items()) or "-")
     console.print(table)
@@ -496,6 +490,7 @@ from . import (  # noqa: E402, F401
     cli_edit,
     cli_eval,
     cli_ingest,
+    cli_list,
     cli_memory,
     cli_migrate,
     cli_serve,

@@ -108,6 +108,7 @@ def _library_options(options: dict[str, Any]) -> dict[str, Any]:
 @ingest_options
 @click.option("--sync", is_flag=True, help="Tombstone documents whose file is gone.")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.option("--force", is_flag=True, help="Read every file again, even unchanged ones.")
 @json_option
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[Path, ...], as_json: bool, **options: Any) -> None:

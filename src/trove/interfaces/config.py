@@ -7,6 +7,7 @@ The file is TOML; every key is optional and command-line flags override it::
     allow_write = true         # false: no write/update/link (MCP hides those tools)
     allow_delete = true        # false: no delete (MCP hides knowledge_delete)
     allow_global = false       # true: may write, update and delete `global` items
+    allow_file_edits = false   # true: may update items that came from an ingested file
 
     [limits]
     max_content_tokens = 2048  # larger writes get 413 content_too_large; 0: no limit
@@ -53,7 +54,14 @@ DEFAULT_PORT = 8765
 DEFAULT_MAX_BODY = 1024 * 1024
 # A guessable token is no protection for a server on a network address.
 MIN_TOKEN_CHARS = 16
-_RIGHTS_KEYS = {"namespace", "session", "allow_write", "allow_delete", "allow_global"}
+_RIGHTS_KEYS = {
+    "namespace",
+    "session",
+    "allow_write",
+    "allow_delete",
+    "allow_global",
+    "allow_file_edits",
+}
 _TOKEN_KEYS = _RIGHTS_KEYS | {"name", "token", "token_env", "author_tier"}
 _HTTP_KEYS = {"host", "port", "max_body_bytes"}
 _LIMIT_KEYS = {"max_content_tokens", "max_result_tokens"}
@@ -72,6 +80,8 @@ class Rights:
     allow_write: bool = True
     allow_delete: bool = True
     allow_global: bool = False
+    # Items that came from an ingested file belong to the file: updates are refused.
+    allow_file_edits: bool = False
     # None: the interface's own tier (explicit for HTTP, llm for MCP).
     author_tier: str | None = None
 
@@ -225,7 +235,7 @@ def bearer_token(authorization: str | None) -> str | None:
 
 def _rights(base: Rights, data: Mapping[str, Any], origin: str) -> Rights:
     values: dict[str, Any] = {}
-    for key in ("allow_write", "allow_delete", "allow_global"):
+    for key in ("allow_write", "allow_delete", "allow_global", "allow_file_edits"):
         values[key] = _typed(data, key, bool, origin)
     for key in ("namespace", "session"):
         values[key] = _typed(data, key, str, origin)

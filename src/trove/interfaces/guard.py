@@ -64,6 +64,7 @@ class Guard:
             allow_write=rights.allow_write,
             allow_delete=rights.allow_delete,
             allow_global=rights.allow_global,
+            allow_file_edits=rights.allow_file_edits,
             max_content_tokens=self.max_content_tokens,
         )
 

@@ -143,6 +143,8 @@ class StatsOut(_Out):
     embedder: dict[str, Any] | None
     vectors: int
     expansion_cache: dict[str, Any] | None = None
+    chunks_without_vectors: int = 0
+    keyword_only: bool = False
 
 
 class HealthOut(_Out):

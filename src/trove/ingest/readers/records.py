@@ -1,7 +1,8 @@
 """JSON and JSONL records (chat exports, other tools' dumps), with a field mapping.
 
 Each record becomes one document with source_id ``path#id``: the value of the id field,
-else its line number (JSONL) or position (JSON). The mapping names the record field
+else a key made from the record's content (a hash, numbered when a record repeats), so
+inserting a line does not re-label the records after it. The mapping names the record field
 that fills each document field (``{"text": "body", "time": "sent_at"}``; dotted paths
 reach nested values); unmapped fields are looked for under common names. Top-level
 scalar fields that fill nothing else are kept in metadata.
@@ -13,6 +14,7 @@ one list of records (or the list named by ``records``), or one record.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
@@ -58,6 +60,7 @@ def read_jsonl(
     name: str, stream: IO[bytes], options: ReadOptions
 ) -> Iterator[Record | RecordError]:
     paths = field_map(options.fields)
+    keys = ContentKeys()
     for number, line in _lines(stream, options.max_record_bytes):
         where = f"line {number}"
         if line is None:
@@ -73,7 +76,7 @@ def read_jsonl(
         except Unreadable as exc:  # NUL bytes or bad UTF-8 on this line
             yield RecordError(where, str(exc))
             continue
-        yield record(value, paths, str(number), where)
+        yield record(value, paths, keys, where)
 
 
 def read_json(name: str, data: bytes, options: ReadOptions) -> list[Record | RecordError]:
@@ -83,7 +86,8 @@ def read_json(name: str, data: bytes, options: ReadOptions) -> list[Record | Rec
     except ValueError as exc:
         raise Corrupt(f"not valid JSON: {exc}") from None
     items = _records_of(document, paths, options.records)
-    return [record(value, paths, str(i), f"record {i}") for i, value in enumerate(items, 1)]
+    keys = ContentKeys()
+    return [record(value, paths, keys, f"record {i}") for i, value in enumerate(items, 1)]
 
 
 def _records_of(
@@ -103,8 +107,33 @@ def _records_of(
     return [document]
 
 
+class ContentKeys:
+    """Keys for the records of one file that have no id: a hash of the record, numbered
+    from the second time the same record appears in the file."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, value: Any) -> str:
+        canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        digest = hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()[:16]
+        times = self.seen[digest] = self.seen.get(digest, 0) + 1
+        return digest if times == 1 else f"{digest}-{times}"
+
+
+def keyed_hash(
+    digest: str, format_name: str, fields: Mapping[str, str], records: str | None
+) -> str:
+    """The hash recorded for a records file: it covers the field mapping the file was
+    read with, so reading it again with another mapping is not "unchanged"."""
+    if format_name not in ("json", "jsonl") or not (fields or records):
+        return digest  # the default mapping: the file's own hash, as before
+    mapping = json.dumps([sorted(fields.items()), records], ensure_ascii=False)
+    return hashlib.sha256(f"{digest}\0{mapping}".encode()).hexdigest()
+
+
 def record(
-    value: Any, paths: dict[str, tuple[str, ...]], position: str, where: str
+    value: Any, paths: dict[str, tuple[str, ...]], keys: ContentKeys, where: str
 ) -> Record | RecordError:
     """One document from one record, or why it is not one."""
     if not isinstance(value, dict):
@@ -137,7 +166,7 @@ def record(
         fields["metadata"] = metadata
     key = _first(value, paths["id"])
     has_key = isinstance(key, str | int) and not isinstance(key, bool) and str(key).strip()
-    return Record(fields, key=str(key).strip() if has_key else position)
+    return Record(fields, key=str(key).strip() if has_key else keys(value))
 
 
 def lookup(value: Any, path: str) -> Any:
