@@ -132,7 +132,7 @@ def ana_other_session(db: Path) -> Iterator[Mcp]:
 
 
 def library(db: Path) -> trove.Store:
-    return trove.open(db, embedder=None)  # another connection, as another process would
+    return trove.open(db)  # another connection, as another process would (its own embedder)
 
 
 # --- the tools --------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_the_model_cannot_choose_namespace_or_author_tier(ana: Mcp, db: Path) ->
     with library(db) as kb:
         doc = kb.get(doc_id)
         assert doc is not None and (doc.namespace, doc.author_tier) == ("ana", "llm")
-        assert kb.workspace("bo").search("planted") == []
+        assert doc_id not in [h.doc_id for h in kb.workspace("bo").search("planted")]
         assert kb.workspace("bo").list().items == []
 
 
