@@ -32,7 +32,9 @@ TAG_SCAN = 500
 _HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer: with it Chromium sends "Origin: null" on form posts, which the
+    # Host/Origin check (rightly) refuses.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 

@@ -52,7 +52,21 @@ def render(template: str, **context: Any) -> str:
 
 @cache
 def _markdown() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+    md.add_render_rule("image", _image)
+    return md
+
+
+def _image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """An image as text, never fetched: a note's image URL may be a tracker, and trove
+    serves no images (the page's CSP would block it anyway)."""
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    src = token.attrGet("src") or ""
+    return (
+        f'<span class="image">[image: {html.escape(alt)}] '
+        f"<code>{html.escape(str(src))}</code></span>"
+    )
 
 
 def markdown(text: str) -> Markup:
