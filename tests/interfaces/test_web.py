@@ -161,6 +161,12 @@ def test_browse_by_source_tag_recent_and_stats(ana: httpx.Client) -> None:
     assert "documents" in stats and "Bo note" not in stats
 
 
+def test_a_bad_filter_is_an_error_page_not_a_crash(ana: httpx.Client) -> None:
+    page = ana.get("/", params={"q": "deploy", "since": "not a date"})
+    assert page.status_code == 400 and "invalid_query" in page.text
+    assert "<form" in page.text or "Browse" in page.text  # still a page, with the nav
+
+
 def test_host_and_origin_checks_apply_to_the_page(url: str) -> None:
     with httpx.Client(base_url=url) as client:
         assert client.get("/login", headers={"Host": "evil.example"}).status_code == 421
