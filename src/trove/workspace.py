@@ -165,9 +165,12 @@ class Workspace:
         """Undo a delete; False when it was not deleted (restoring is idempotent)."""
         if not self.allow_delete:
             raise Forbidden("deletes (and restores) are not allowed for this caller")
-        if self.deleted(doc_id) is None:
+        doc = self.deleted(doc_id)
+        if doc is None:
             self._require(doc_id)  # absent or not yours: not_found
             return False
+        if doc.scope == "global" and not self.allow_global:
+            raise Forbidden("this caller may not restore global items")
         self.store.restore(doc_id)
         return True
 

@@ -415,6 +415,14 @@ def test_restore_brings_back_a_deleted_item(url: str, ana: httpx.Client) -> None
         error(reader.post(f"/v1/items/{doc}/restore"), 403, "forbidden")
 
 
+def test_only_callers_allowed_global_restore_global_items(url: str, ana: httpx.Client) -> None:
+    with client(url, OPS) as ops:
+        doc = ops.post("/v1/items", json={"text": "global rule", "scope": "global"}).json()["id"]
+        ops.delete(f"/v1/items/{doc}")
+        error(ana.post(f"/v1/items/{doc}/restore"), 403, "forbidden")
+        assert ops.post(f"/v1/items/{doc}/restore").json()["restored"] is True
+
+
 def test_version(url: str, ana: httpx.Client) -> None:
     assert ana.get("/v1/version").json() == {"version": trove.__version__, "api": "v1"}
     with client(url, None) as anonymous:

@@ -143,6 +143,8 @@ def test_a_deleted_document_is_shown_with_restore(url: str, store: trove.Store) 
         assert "was deleted" in shown.text and "Restore" not in shown.text
         assert reader.post(f"/doc/{doomed}/restore").status_code == 403
     with signed_in(url) as ana:
+        listed = ana.get("/browse", params={"deleted": "1"}).text
+        assert "Doomed" in listed and 'class="badge">deleted' in listed
         assert "Restore</button>" in ana.get(f"/doc/{doomed}").text
         restored = ana.post(f"/doc/{doomed}/restore")
         assert restored.status_code == 303
@@ -157,6 +159,7 @@ def test_browse_by_source_tag_recent_and_stats(ana: httpx.Client) -> None:
     tag = ana.get("/browse", params={"tag": "ops"}).text
     assert "Deploy runbook" in tag and "Rollback" not in tag
     assert "Deploy moved" in ana.get("/browse", params={"recent": "1"}).text
+    assert 'href="/browse?deleted=1"' in index
     stats = ana.get("/stats").text
     assert "documents" in stats and "Bo note" not in stats
 

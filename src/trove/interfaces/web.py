@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -46,47 +46,40 @@ def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
     return HTMLResponse(render(template, **context), status, headers=_HEADERS)
 
 
-def add_web_routes(app: FastAPI, guard: Guard, config: ServerConfig) -> None:
+class Pages:
     """The pages; each looks up the caller from the cookie and renders one template."""
 
-    def rights(request: Request) -> Rights | None:
-        return config.authenticate(request.cookies.get(COOKIE))
+    def __init__(self, guard: Guard, config: ServerConfig) -> None:
+        self.guard = guard
+        self.config = config
 
-    def guarded(view: Callable[..., HTMLResponse]) -> Callable[..., Response]:
+    def guarded(self, view: Callable[..., Response]) -> Callable[..., Response]:
+        """``view(request, who, common, *args)`` for a signed-in caller; else the form."""
+
         def run(request: Request, *args: Any) -> Response:
-            who = rights(request)
+            who = self.config.authenticate(request.cookies.get(COOKIE))
             if who is None:
                 return RedirectResponse("/login", 303)
-            common = {"signed_in": bool(config.tokens), "namespace": who.namespace}
+            common = {"signed_in": bool(self.config.tokens), "namespace": who.namespace}
             try:
                 return view(request, who, common, *args)
             except TroveError as exc:
                 status, code = error_code(exc)
-                error = {"code": code, "message": str(exc)}
-                return page(
-                    "browse.html",
-                    status,
-                    error=error,
-                    items=[],
-                    cursor=None,
-                    heading="error",
-                    **common,
-                )
+                return error_page(status, code, str(exc), common)
 
         return run
 
-    def search_view(request: Request, who: Rights, common: dict[str, Any]) -> HTMLResponse:
+    def search(self, request: Request, who: Rights, common: dict[str, Any]) -> Response:
         form = _form(request)
-        with guard.read(who) as ws:
+        with self.guard.read(who) as ws:
             stats = ws.stats()
             hits = ws.search(form["q"], **_search_options(form)) if form["q"] else None
             recent = None if hits is not None else ws.list(limit=RESULTS)
+        filters = ("source", "doc_type", "tags", "author", "since", "until")
         return page(
             "search.html",
             form=form,
-            filtered=any(
-                form[k] for k in ("source", "doc_type", "tags", "author", "since", "until")
-            ),
+            filtered=any(form[k] for k in filters),
             hits=hits,
             items=recent.items if recent else [],
             cursor=None,
@@ -96,22 +89,11 @@ def add_web_routes(app: FastAPI, guard: Guard, config: ServerConfig) -> None:
             **common,
         )
 
-    def doc_view(
-        request: Request, who: Rights, common: dict[str, Any], doc_id: str
-    ) -> HTMLResponse:
-        with guard.read(who) as ws:
+    def doc(self, request: Request, who: Rights, common: dict[str, Any], doc_id: str) -> Response:
+        with self.guard.read(who) as ws:
             doc = ws.get(doc_id) or ws.deleted(doc_id)
             if doc is None:
-                error = {"code": "not_found", "message": f"no document with id {doc_id!r}"}
-                return page(
-                    "browse.html",
-                    404,
-                    error=error,
-                    items=[],
-                    cursor=None,
-                    heading="not found",
-                    **common,
-                )
+                return error_page(404, "not_found", f"no document with id {doc_id!r}", common)
             links = [] if doc.deleted_at else _links(ws, doc_id)
         return page(
             "doc.html",
@@ -123,17 +105,17 @@ def add_web_routes(app: FastAPI, guard: Guard, config: ServerConfig) -> None:
             **common,
         )
 
-    def restore_view(
-        request: Request, who: Rights, common: dict[str, Any], doc_id: str
+    def restore(
+        self, request: Request, who: Rights, common: dict[str, Any], doc_id: str
     ) -> Response:
-        with guard.write(who) as ws:
+        with self.guard.write(who) as ws:
             ws.restore(doc_id)
-        return RedirectResponse(f"/doc/{doc_id}", 303)
+        return RedirectResponse(f"/doc/{quote(doc_id, safe='')}", 303)
 
-    def browse_view(request: Request, who: Rights, common: dict[str, Any]) -> HTMLResponse:
+    def browse(self, request: Request, who: Rights, common: dict[str, Any]) -> Response:
         query = request.query_params
         filters, heading = _browse_filters(query)
-        with guard.read(who) as ws:
+        with self.guard.read(who) as ws:
             if filters is None:
                 stats = ws.stats()
                 tags = Counter(t for d in ws.list(limit=TAG_SCAN).items for t in d.tags)
@@ -158,10 +140,9 @@ def add_web_routes(app: FastAPI, guard: Guard, config: ServerConfig) -> None:
             **common,
         )
 
-    def stats_view(request: Request, who: Rights, common: dict[str, Any]) -> HTMLResponse:
-        with guard.read(who) as ws:
+    def stats(self, request: Request, who: Rights, common: dict[str, Any]) -> Response:
+        with self.guard.read(who) as ws:
             stats = ws.stats()
-        model = (stats.embedder or {}).get("model_id", "none")
         rows = [
             ("documents", stats.documents),
             ("chunks", stats.chunks),
@@ -169,11 +150,20 @@ def add_web_routes(app: FastAPI, guard: Guard, config: ServerConfig) -> None:
             ("expired", stats.expired),
             ("text bytes", stats.text_bytes),
             ("vectors", stats.vectors),
-            ("embedder", model),
+            ("embedder", (stats.embedder or {}).get("model_id", "none")),
         ]
         return page("stats.html", stats=stats, rows=rows, **common)
 
-    _routes(app, config, guarded, search_view, doc_view, restore_view, browse_view, stats_view)
+
+def error_page(status: int, code: str, message: str, common: dict[str, Any]) -> HTMLResponse:
+    error = {"code": code, "message": message}
+    return page("browse.html", status, error=error, items=[], cursor=None, heading=code, **common)
+
+
+def add_web_routes(app: FastAPI, guard: Guard, config: ServerConfig) -> None:
+    pages = Pages(guard, config)
+    views = (pages.search, pages.doc, pages.restore, pages.browse, pages.stats)
+    _routes(app, config, pages.guarded, *views)
 
 
 def _routes(app: FastAPI, config: ServerConfig, guarded: Any, *views: Any) -> None:
