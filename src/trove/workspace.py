@@ -14,7 +14,7 @@ owner's view, outside any workspace) reads every session.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import Forbidden, InvalidInput, NotFound
@@ -82,6 +82,17 @@ class Workspace:
             query, namespace=self.namespace, session=self.reader_session, **options
         )
 
+    def get_many(self, ids: builtins.list[str]) -> builtins.list[Document | None]:
+        """Each id's document if visible, else None, in the order asked."""
+        return [self.get(doc_id) for doc_id in ids]
+
+    def deleted(self, doc_id: str) -> Document | None:
+        """A tombstoned document this workspace can see (to show and restore it)."""
+        doc = self.store.backend.get_document(doc_id)
+        if doc is None or doc.deleted_at is None or not self._visible(doc):
+            return None
+        return doc
+
     def list(self, **options: Any) -> Page:
         self._own_namespace(options.pop("namespace", None))
         _refuse_stamped(options)
@@ -124,6 +135,11 @@ class Workspace:
         )[0]
         return result.id
 
+    def write_many(self, items: Sequence[Mapping[str, Any]]) -> builtins.list[str]:
+        """Write several items in one transaction: all are kept, or none if one is refused."""
+        with self.store.transaction():
+            return [self.write(item) for item in items]
+
     def update(self, doc_id: str, **changes: Any) -> str:
         self._writable()
         check_content(changes.get("text"), self.max_content_tokens)
@@ -154,6 +170,19 @@ class Workspace:
         if hard:
             return self.store.purge(ids=[doc_id]) > 0
         return self.store.delete(doc_id)
+
+    def restore(self, doc_id: str) -> bool:
+        """Undo a delete; False when it was not deleted (restoring is idempotent)."""
+        if not self.allow_delete:
+            raise Forbidden("deletes (and restores) are not allowed for this caller")
+        doc = self.deleted(doc_id)
+        if doc is None:
+            self._require(doc_id)  # absent or not yours: not_found
+            return False
+        if doc.scope == "global" and not self.allow_global:
+            raise Forbidden("this caller may not restore global items")
+        self.store.restore(doc_id)
+        return True
 
     def link(self, src: str, dst: str, type: str = "relates_to", weight: float = 1.0) -> Edge:
         self._writable()

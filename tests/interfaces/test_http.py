@@ -377,3 +377,53 @@ def test_search_takes_min_score_text_context_and_a_token_budget(ana: httpx.Clien
     above = ana.post("/v1/search", json={**body, "min_score": 1.0}).json()["hits"]
     assert above == [] or above[0]["score"] == 1.0
     error(ana.post("/v1/search", json={"query": "heron", "min_score": 2}), 422, "invalid_request")
+
+
+# --- batches, restore, version ------------------------------------------------------------
+
+
+def test_batch_add_and_get_many(ana: httpx.Client) -> None:
+    items = [{"text": "batch one", "tags": ["b"]}, {"text": "batch two", "dedupe_key": "b2"}]
+    ids = ana.post("/v1/items/batch", json={"items": items}).json()["ids"]
+    assert len(ids) == 2
+    got = ana.post("/v1/items/get", json={"ids": [ids[1], "nope", ids[0]]}).json()["items"]
+    assert [g and g["text"] for g in got] == ["batch two", None, "batch one"]
+    # One bad item: nothing of the batch is written.
+    bad = [{"text": "kept? no"}, {"text": "x", "namespace": "bo"}]
+    error(ana.post("/v1/items/batch", json={"items": bad}), 403, "forbidden")
+    hits = ana.post("/v1/search", json={"query": "kept", "mode": "keyword"}).json()["hits"]
+    assert hits == []
+    error(ana.post("/v1/items/batch", json={"items": []}), 422, "invalid_request")
+    error(ana.post("/v1/items/get", json={"ids": ["a"], "x": 1}), 422, "invalid_request")
+
+
+def test_batch_get_sees_only_the_callers_namespace(url: str, ana: httpx.Client) -> None:
+    mine = ana.post("/v1/items", json={"text": "ana's batch secret"}).json()["id"]
+    with client(url, BO) as bo:
+        assert bo.post("/v1/items/get", json={"ids": [mine]}).json() == {"items": [None]}
+        error(bo.post(f"/v1/items/{mine}/restore"), 404, "not_found")
+
+
+def test_restore_brings_back_a_deleted_item(url: str, ana: httpx.Client) -> None:
+    doc = ana.post("/v1/items", json={"text": "restore me"}).json()["id"]
+    ana.delete(f"/v1/items/{doc}")
+    assert ana.get(f"/v1/items/{doc}").status_code == 404
+    assert ana.post(f"/v1/items/{doc}/restore").json() == {"id": doc, "restored": True}
+    assert ana.get(f"/v1/items/{doc}").json()["text"] == "restore me"
+    assert ana.post(f"/v1/items/{doc}/restore").json()["restored"] is False
+    with client(url, READER) as reader:
+        error(reader.post(f"/v1/items/{doc}/restore"), 403, "forbidden")
+
+
+def test_only_callers_allowed_global_restore_global_items(url: str, ana: httpx.Client) -> None:
+    with client(url, OPS) as ops:
+        doc = ops.post("/v1/items", json={"text": "global rule", "scope": "global"}).json()["id"]
+        ops.delete(f"/v1/items/{doc}")
+        error(ana.post(f"/v1/items/{doc}/restore"), 403, "forbidden")
+        assert ops.post(f"/v1/items/{doc}/restore").json()["restored"] is True
+
+
+def test_version(url: str, ana: httpx.Client) -> None:
+    assert ana.get("/v1/version").json() == {"version": trove.__version__, "api": "v1"}
+    with client(url, None) as anonymous:
+        error(anonymous.get("/v1/version"), 401, "unauthorized")

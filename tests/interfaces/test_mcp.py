@@ -3,6 +3,7 @@ subprocess of this venv's ``trove``, and streamable HTTP on a loopback port."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
@@ -35,6 +36,11 @@ ALL_TOOLS = {
     "knowledge_link",
     "knowledge_probe",
     "knowledge_cluster",
+    "knowledge_restore",
+    "knowledge_unlink",
+    "knowledge_neighbors",
+    "knowledge_stats",
+    "knowledge_get_many",
 }
 
 
@@ -316,8 +322,12 @@ def test_denied_writes_and_deletes_are_not_offered(tmp_path: Path) -> None:
             "knowledge_get",
             "knowledge_list",
             "knowledge_probe",
+            "knowledge_get_many",
+            "knowledge_neighbors",
+            "knowledge_stats",
         }
         assert "Unknown tool" in mcp.fail("knowledge_write", text="x")
+        assert "Unknown tool" in mcp.fail("knowledge_restore", id="x")
 
 
 # --- streamable HTTP --------------------------------------------------------------------
@@ -555,3 +565,66 @@ def test_search_has_a_floor_and_a_token_budget_by_default(ana: Mcp) -> None:
     everything = ana.call("knowledge_search", query="dawn", min_score=0)["results"]
     floored = ana.call("knowledge_search", query="dawn")["results"]
     assert all(r["score"] >= FLOOR for r in floored) and len(everything) >= len(floored)
+
+
+# --- the rest: restore, unlink, neighbors, stats, get_many, resources, prompts -------
+
+
+def test_restore_unlink_neighbors_get_many_and_stats(ana: Mcp) -> None:
+    a = ana.call("knowledge_write", text="the deploy runbook lives in ops/deploy.md")["id"]
+    b = ana.call("knowledge_write", text="deploys happen on tuesdays", title="Deploy day")["id"]
+    ana.call("knowledge_link", src=a, dst=b, type="relates_to")
+    links = ana.call("knowledge_neighbors", id=b)["links"]
+    assert [(x["src"], x["direction"], x["title"]) for x in links] == [(a, "from", "")]
+    assert ana.call("knowledge_neighbors", id=a)["links"][0]["title"] == "Deploy day"
+    got = ana.call("knowledge_get_many", ids=[b, "nope", a])
+    assert [item["id"] for item in got["items"]] == [b, a] and got["missing"] == ["nope"]
+    assert ana.call("knowledge_unlink", src=a, dst=b) == {"removed": 1}
+    assert ana.call("knowledge_neighbors", id=b)["links"] == []
+    before = ana.call("knowledge_stats")["documents"]
+    ana.call("knowledge_delete", id=b)
+    assert ana.call("knowledge_stats")["documents"] == before - 1
+    assert ana.call("knowledge_restore", id=b) == {"id": b, "restored": True}
+    assert ana.call("knowledge_get", id=b)["text"] == "deploys happen on tuesdays"
+    assert ana.call("knowledge_restore", id=b) == {"id": b, "restored": False}
+    assert "not_found" in ana.fail("knowledge_restore", id="nope")
+    assert "unknown argument" in ana.fail("knowledge_stats", namespace="other")
+    assert "invalid_request" in ana.fail("knowledge_get_many", ids=[])
+
+
+def test_resources_documents_stats_recent(ana: Mcp) -> None:
+    doc = ana.call("knowledge_write", text="resource body", tags=["res"], source="chat")["id"]
+    listed = ana.portal.call(ana.session.list_resources).resources
+    assert {"trove://knowledge", "trove://stats", "trove://recent"} <= {str(r.uri) for r in listed}
+    templates = ana.portal.call(ana.session.list_resource_templates).resource_templates
+    assert {"trove://items/{id}", "trove://documents/{id}"} <= {t.uri_template for t in templates}
+
+    def read(uri: str) -> Any:
+        result = ana.portal.call(ana.session.read_resource, uri)
+        return json.loads(result.contents[0].text)  # type: ignore[union-attr]
+
+    document = read(f"trove://documents/{doc}")
+    assert (document["text"], document["tags"], document["source"]) == (
+        "resource body",
+        ["res"],
+        "chat",
+    )
+    assert read("trove://stats")["documents"] >= 1
+    assert read("trove://recent")["items"][0]["id"] == doc
+    assert read(f"trove://items/{doc}")["text"] == "resource body"  # the old one still works
+
+
+def test_prompts_search_and_cite_and_summarise_a_thread(ana: Mcp) -> None:
+    first = ana.call("knowledge_write", text="should we move standup to 10?", metadata={"k": 1})[
+        "id"
+    ]
+    ana.call("knowledge_write", text="the kiwi launch slipped to march", title="Kiwi")
+    prompts = {p.name for p in ana.portal.call(ana.session.list_prompts).prompts}
+    assert {"what_do_we_know", "summarise_thread"} <= prompts
+    result = ana.portal.call(ana.session.get_prompt, "what_do_we_know", {"topic": "kiwi launch"})
+    text = result.messages[0].content.text  # type: ignore[union-attr]
+    assert "kiwi launch slipped" in text and "cite" in text
+    kiwi = ana.call("knowledge_search", query="kiwi launch", mode="keyword")["results"][0]
+    assert f"[{kiwi['id']}]" in text
+    thread = ana.portal.call(ana.session.get_prompt, "summarise_thread", {"thread": first})
+    assert "standup to 10" in thread.messages[0].content.text  # type: ignore[union-attr]

@@ -217,6 +217,9 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     from .http_clusters import add_cluster_routes
 
     add_cluster_routes(app, guard)
+    from .web import add_web_routes
+
+    add_web_routes(app, guard, config)
 
     @app.post(
         "/v1/search",
@@ -317,7 +320,9 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
 
     from .events_sse import add_event_routes
     from .http_agent import add_probe_route
+    from .http_batch import add_batch_routes
 
+    add_batch_routes(app, guard, Auth, {"read": _READ_ERRORS, "write": _WRITE_ERRORS})
     add_event_routes(app, store, Auth)
     add_probe_route(app, guard, Auth)
 

@@ -29,6 +29,7 @@ from . import clusters as cluster_ops
 from .config import Rights, ServerConfig, bearer_token
 from .guard import Guard, error_code
 from .mcp_events import Subscribers, add_resources, publishing
+from .mcp_more import add_more_resources, add_prompts, more_tools
 from .mcp_schema import StrictServer, strict_tool
 
 try:
@@ -504,6 +505,7 @@ def create_server(store: Store, config: ServerConfig) -> MCPServer:
         ]
     if rights.allow_delete:
         offered.append((tools.knowledge_delete, "Delete an item", _changing(destructive=True)))
+    offered += more_tools(tools, config)
     subscribers = Subscribers()
     server = StrictServer(
         name="trove",
@@ -514,6 +516,8 @@ def create_server(store: Store, config: ServerConfig) -> MCPServer:
     )
     subscribers.install(server)
     add_resources(server, tools.guard, config)
+    add_more_resources(server, tools.guard, config)
+    add_prompts(server, tools.guard, config)
     return server
 
 
