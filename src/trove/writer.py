@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import validate
-from .backends.base import ChunkRow
+from .backends.base import ChunkRow, DocumentWrite
 from .errors import InvalidInput
 from .ids import document_id
 from .ingest.chunking import chunk_text
@@ -175,8 +175,10 @@ def write_batch(
     backend = store.backend
     stamp = to_iso(now())
     plans: dict[str, _Plan] = {}
-    for doc in {d.id: d for d in docs}.values():
-        old = backend.get_document(doc.id, with_text=False)
+    unique = {d.id: d for d in docs}
+    stored = backend.get_documents(list(unique))  # one read for the batch, not one per doc
+    for doc in unique.values():
+        old = stored.get(doc.id)
         if old is not None and old.deleted_at is None and _same(old, doc):
             plans[doc.id] = _Plan(doc, "unchanged")
             continue
@@ -189,19 +191,19 @@ def write_batch(
         plans[doc.id] = _Plan(new, action, chunks, reindex)
     fresh = _rows(plans)
     vectors, has = own_vectors.vectors_for(store, fresh, given or {}, _no_vector(plans))
-    written_ids: list[int] = []
-    dropped_ids: list[int] = []
     with backend.transaction():
-        for plan in plans.values():
-            if plan.action != "unchanged":
-                _recheck(store, plan)  # another writer may have committed since we planned
-            if plan.action == "unchanged":
-                continue
-            backend.put_document(plan.doc, text=plan.reindex)
-            if plan.reindex:
-                dropped, ids = backend.replace_chunks(plan.doc.id, plan.chunks)
-                dropped_ids.extend(dropped)
-                written_ids.extend(ids)
+        # Another writer may have committed since we planned: correct the plans against
+        # what is stored now (one read), then write them in one batch.
+        pending = [plan for plan in plans.values() if plan.action != "unchanged"]
+        current = backend.get_documents([plan.doc.id for plan in pending])
+        for plan in pending:
+            _recheck(store, plan, current.get(plan.doc.id))
+        writes = [
+            DocumentWrite(plan.doc, plan.reindex, plan.chunks, plan.action == "added")
+            for plan in pending
+            if plan.action != "unchanged"
+        ]
+        dropped_ids, written_ids = backend.put_many(writes)
         if vectors is not None and len(fresh) != len(written_ids):
             # A re-planned document brought new chunks.
             fresh = _rows(plans)
@@ -226,10 +228,10 @@ def _rows(plans: Mapping[str, _Plan]) -> list[tuple[str, ChunkRow]]:
     return [(plan.doc.id, row) for plan in plans.values() for row in plan.chunks]
 
 
-def _recheck(store: Store, plan: _Plan) -> None:
+def _recheck(store: Store, plan: _Plan, current: Document | None) -> None:
     """Inside the write transaction: correct a plan made before it against what is now
-    stored, so concurrent writers of one key get one ``added`` and consistent rows."""
-    current = store.backend.get_document(plan.doc.id, with_text=False)
+    stored (``current``), so concurrent writers of one key get one ``added`` and
+    consistent rows."""
     if current is not None and current.deleted_at is None and _same(current, plan.doc):
         plan.action = "unchanged"
         return

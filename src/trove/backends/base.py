@@ -32,6 +32,17 @@ class ChunkRow:
 
 
 @dataclass(frozen=True)
+class DocumentWrite:
+    """One document of a batch write: ``reindex`` replaces its chunks with ``chunks``
+    (else only its header changes); ``fresh``: no row of it is stored yet."""
+
+    doc: Document
+    reindex: bool
+    chunks: Sequence[ChunkRow]
+    fresh: bool
+
+
+@dataclass(frozen=True)
 class KeywordHit:
     """A document's best chunk for one retriever, with that retriever's score."""
 
@@ -82,6 +93,7 @@ class Backend(Protocol):
     def replace_chunks(
         self, doc_id: str, chunks: Sequence[ChunkRow]
     ) -> tuple[list[int], list[int]]: ...
+    def put_many(self, writes: Sequence[DocumentWrite]) -> tuple[list[int], list[int]]: ...
     def export_chunks(
         self, doc_ids: Sequence[str], table: str | None
     ) -> dict[str, list[tuple[ChunkRow, np.ndarray | None]]]: ...

@@ -32,7 +32,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 from ..models import DOCUMENT_FIELDS, Chunk, Document
 from ..timeutil import to_epoch, to_iso
 from . import postgres_text as text_index
-from .base import ChunkRow, FileStat
+from .base import ChunkRow, DocumentWrite, FileStat
 from .postgres_clusters import PostgresClusters
 from .postgres_lifecycle import PostgresLifecycle
 from .postgres_schema import current_version, ensure_vector_extension, migrate
@@ -231,6 +231,13 @@ class PostgresBackend(PostgresVectors, PostgresSearch, PostgresLifecycle, Postgr
 
     def get_documents(self, doc_ids: Sequence[str]) -> dict[str, Document]:
         """Headers (no text) of several documents, by id."""
+        if getattr(self._local, "conn", None) is not None:
+            # Inside a write, as in get_document; in id order, so that two writers of
+            # overlapping batches cannot wait on each other.
+            for doc_id in sorted(set(doc_ids)):
+                self.one(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_DOC_LOCKS, esc(doc_id))
+                )
         rows = self.rows(
             f"SELECT {', '.join(HEADER_COLUMNS)} FROM document WHERE id = ANY(%s)",
             ([esc(i) for i in doc_ids],),
@@ -289,6 +296,19 @@ class PostgresBackend(PostgresVectors, PostgresSearch, PostgresLifecycle, Postgr
                         if not cur.nextset():
                             break
         self._written()
+        return dropped, ids
+
+    def put_many(self, writes: Sequence[DocumentWrite]) -> tuple[list[int], list[int]]:
+        """:meth:`put_document` and :meth:`replace_chunks` for each write of a batch."""
+        dropped: list[int] = []
+        ids: list[int] = []
+        with self.transaction():
+            for write in writes:
+                self.put_document(write.doc, text=write.reindex)
+                if write.reindex:
+                    old, new = self.replace_chunks(write.doc.id, write.chunks)
+                    dropped.extend(old)
+                    ids.extend(new)
         return dropped, ids
 
     def export_chunks(

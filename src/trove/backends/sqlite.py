@@ -30,7 +30,8 @@ from ..search.keyword import Ranker, WordSearcher
 from ..search.query import ParsedQuery, cjk_text, has_cjk, quote
 from ..search.ranking import WIDEN, collapse, first_window, merge_evidence, substring_scores
 from ..timeutil import to_epoch, to_iso
-from .base import ChunkRow, FileStat, KeywordHit
+from .base import ChunkRow, DocumentWrite, FileStat, KeywordHit
+from .sqlite_bulk import put_many
 from .sqlite_clusters import ClusterStorage
 from .sqlite_conn import SerializedConnection
 from .sqlite_lifecycle import LifecycleStorage, memory_clauses
@@ -79,6 +80,9 @@ class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStora
         if not self.memory:
             self._use_wal(busy_timeout_ms)
             self.conn.execute("PRAGMA synchronous = NORMAL")
+            # 32 MB of page cache (SQLite's default is 2 MB): a batch write into a large
+            # store touches index pages all over the file (random document ids).
+            self.conn.execute("PRAGMA cache_size = -32000")
         self.conn.execute("PRAGMA foreign_keys = ON")
         load_extension(raw)
         migrate(raw, version)
@@ -264,6 +268,15 @@ class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStora
                     self.conn.execute(
                         "INSERT INTO chunk_cjk (rowid, grams) VALUES (?, ?)", (ids[-1], grams)
                     )
+            self._chunk_changes[0].extend(dropped)
+            self._chunk_changes[1].extend(ids)
+            return dropped, ids
+
+    def put_many(self, writes: Sequence[DocumentWrite]) -> tuple[list[int], list[int]]:
+        """:meth:`put_document` and :meth:`replace_chunks` for a batch, in a few
+        statements (sqlite_bulk.py); returns (old chunk ids, new chunk ids)."""
+        with self.transaction():
+            dropped, ids = put_many(self.conn, writes, _DOC_COLUMNS, _row)
             self._chunk_changes[0].extend(dropped)
             self._chunk_changes[1].extend(ids)
             return dropped, ids
