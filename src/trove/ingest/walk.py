@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import writer
+from .. import originals, writer
 from ..backends.base import FileStat
 from ..errors import (
     EmbedderError,
@@ -92,6 +92,7 @@ def ingest(
     workers: int | None = None,
     progress: ProgressCallback | None = None,
     only: Collection[str] | None = None,
+    keep_originals: bool = False,
 ) -> IngestReport:
     """Store every readable file under ``root`` (or ``root`` itself if it is a file).
 
@@ -100,7 +101,8 @@ def ingest(
     JSON document. ``max_bytes`` skips larger files (mbox and JSONL are streamed, so it
     bounds each message or line instead). ``only`` limits the run to these paths
     relative to the folder (what ``trove watch`` saw change); a listed path that no
-    longer exists counts as gone.
+    longer exists counts as gone. ``keep_originals`` stores each changed file's bytes
+    with its document (see :mod:`trove.originals`; one copy per distinct content).
     """
     base = Path(root).expanduser()
     if not base.exists():
@@ -122,6 +124,7 @@ def ingest(
         workers=default_workers() if workers is None else max(1, workers),
         progress=progress,
     )
+    run.keep_originals = keep_originals
     if base.is_file():
         only, include, exclude = [base.name], (), ()
     run.go(include, exclude, follow_symlinks, only)
@@ -139,6 +142,8 @@ class _Item:
     doc_id: str | None
     moved: bool
     size: int
+    # The file to keep as the document's original (keep_originals; whole-file documents).
+    original: Path | None = None
 
 
 @dataclass
@@ -208,6 +213,7 @@ class _Run:
         self.total = 0
         self.done = 0
         self.documents = 0
+        self.keep_originals = False
 
     # --- the run ----------------------------------------------------------------------
 
@@ -443,7 +449,10 @@ class _Run:
         doc_id = self._doc_id(sid, old_sid)
         self.seen.add(sid)
         size = len(fields["text"])
-        self.batch.items.append(_Item(rel, sid, fields, doc_id, moved_from is not None, size))
+        item = _Item(rel, sid, fields, doc_id, moved_from is not None, size)
+        if self.keep_originals and record.key is None:
+            item.original = self.folder / rel
+        self.batch.items.append(item)
         self.batch.size += size
         if record.key is None and (record.links or sid in self.known.docs):
             self.links[sid] = record.links
@@ -515,12 +524,24 @@ class _Run:
             self.ids_in_use[result.id] = item.source_id
             self.written.add(result.id)
             self._count(item, result.action, result.chunks)
+            if item.original is not None:
+                self._keep_original(item, result.id)
         failed = self.failed_files
         self.known.record(
             {rel: h for rel, h in batch.hashes.items() if rel not in failed},
             {rel: st for rel, st in batch.stats.items() if rel not in failed},
         )
         self._progress("")
+
+    def _keep_original(self, item: _Item, doc_id: str) -> None:
+        """Store the file's bytes beside its document; a failure (too large, unreadable)
+        is reported against the file, and the document stays stored."""
+        try:
+            path = item.original
+            assert path is not None
+            originals.attach(self.store, doc_id, path, path.name)
+        except TroveError as exc:
+            self.report.failed.append((item.rel, f"original not kept: {exc}"))
 
     def _would(self, item: _Item) -> str:
         old = self.known.docs.get(item.source_id)
