@@ -144,6 +144,8 @@ class _Item:
     size: int
     # The file to keep as the document's original (keep_originals; whole-file documents).
     original: Path | None = None
+    # Or its bytes (a message of an mbox, an attachment): data, name, media type.
+    original_bytes: tuple[bytes, str, str] | None = None
 
 
 @dataclass
@@ -214,6 +216,7 @@ class _Run:
         self.done = 0
         self.documents = 0
         self.keep_originals = False
+        self.attachments: list[tuple[str, str]] = []  # (attachment sid, message sid)
 
     # --- the run ----------------------------------------------------------------------
 
@@ -252,6 +255,7 @@ class _Run:
         self._delete_gone()
         if not self.dry_run:
             self._link()
+            self._link_attachments()
 
     def _find_gone(self, listed: set[str], only: Collection[str] | None) -> None:
         """Files that have documents but are no longer there: deleted, or moved (when a
@@ -452,6 +456,11 @@ class _Run:
         item = _Item(rel, sid, fields, doc_id, moved_from is not None, size)
         if self.keep_originals and record.key is None:
             item.original = self.folder / rel
+        elif self.keep_originals:
+            item.original_bytes = record.original
+        if record.attachment_of is not None:
+            parent = f"{rel}#{record.attachment_of}" if record.attachment_of else rel
+            self.attachments.append((sid, parent))
         self.batch.items.append(item)
         self.batch.size += size
         if record.key is None and (record.links or sid in self.known.docs):
@@ -524,7 +533,7 @@ class _Run:
             self.ids_in_use[result.id] = item.source_id
             self.written.add(result.id)
             self._count(item, result.action, result.chunks)
-            if item.original is not None:
+            if item.original is not None or item.original_bytes is not None:
                 self._keep_original(item, result.id)
         failed = self.failed_files
         self.known.record(
@@ -537,9 +546,10 @@ class _Run:
         """Store the file's bytes beside its document; a failure (too large, unreadable)
         is reported against the file, and the document stays stored."""
         try:
-            path = item.original
-            assert path is not None
-            originals.attach(self.store, doc_id, path, path.name)
+            if item.original is not None:
+                originals.attach(self.store, doc_id, item.original, item.original.name)
+            elif item.original_bytes is not None:
+                originals.attach(self.store, doc_id, *item.original_bytes)
         except TroveError as exc:
             self.report.failed.append((item.rel, f"original not kept: {exc}"))
 
@@ -612,6 +622,19 @@ class _Run:
             sources.update(self._stored_links(docs, parsed=sources))
         if sources:
             self.report.links = sync_links(self.store, LinkIndex(docs), sources.items())
+
+    def _link_attachments(self) -> None:
+        """``attachment_of`` edges from each attachment read in this run to its message."""
+        if not self.attachments:
+            return
+        ids = {
+            sid: doc_id
+            for sid, doc_id, _, gone in self.store.iter_source(self.namespace, self.source)
+            if not gone
+        }
+        for child, parent in self.attachments:
+            if child in ids and parent in ids:
+                self.store.link(ids[child], ids[parent], "attachment_of")
 
     def _stored_links(
         self, docs: Mapping[str, str], parsed: Collection[str]
