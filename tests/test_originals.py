@@ -97,3 +97,24 @@ def test_original_from_a_path_is_read_in_pieces(kb: trove.Store, tmp_path: Path)
 )
 def test_safe_name(name: str, safe: str) -> None:
     assert safe_name(name) == safe
+
+
+def test_migrate_and_backup_carry_originals(tmp_path: Path, pg_target: str) -> None:
+    from trove.migrate import migrate
+    from trove.transfer.backup import backup
+
+    src = tmp_path / "src.db"
+    data = bytes(range(256)) * 6000  # several pieces
+    with trove.open(src, embedder=None) as kb:
+        doc_id = kb.add("scan", original=data, original_name="scan.pdf")
+        kb.add("same bytes", original=data)
+    report = migrate(src, pg_target)
+    assert report.originals == 2
+    back = tmp_path / "back.db"
+    migrate(pg_target, back)
+    backup(back, tmp_path / "copy.db")
+    for target in (pg_target, str(back), str(tmp_path / "copy.db")):
+        with trove.open(target, embedder=None) as kb:
+            got = kb.original(doc_id)
+            assert (got.data, got.name) == (data, "scan.pdf")
+            assert list(kb.backend.original_hashes().values()) == [len(data)]

@@ -161,3 +161,34 @@ def _hash_file(path: Path, limit: int) -> tuple[int, str]:
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
     return size, digest.hexdigest()
+
+
+class _PiecesReader(io.RawIOBase):
+    """A file-like view of an iterator of byte pieces (a backend's blob being read), so
+    one backend's original streams into another's without being held whole."""
+
+    def __init__(self, pieces: Iterator[bytes]) -> None:
+        self._pieces = pieces
+        self._left = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self._left:
+            self._left = next(self._pieces, b"")
+        size = min(len(buffer), len(self._left))
+        buffer[:size] = self._left[:size]
+        self._left = self._left[size:]
+        return size
+
+
+def copy_original(src: Any, dst: Any, doc_id: str) -> bool:
+    """Copy ``doc_id``'s original from one backend to another (``trove migrate``);
+    False when it has none. A blob the destination holds already is not read."""
+    found = src.original_info(doc_id)
+    if found is None:
+        return False
+    reader = io.BufferedReader(_PiecesReader(src.original_pieces(found.sha256)), PIECE)
+    dst.put_original(doc_id, found.sha256, found.size, reader, found.name, found.media_type)
+    return True
