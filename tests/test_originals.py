@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
 import trove
-from trove.errors import ContentTooLarge, NotFound
+from trove.errors import ContentTooLarge, InvalidInput, NotFound
 from trove.originals import safe_name
 
 
@@ -118,3 +120,31 @@ def test_migrate_and_backup_carry_originals(tmp_path: Path, pg_target: str) -> N
             got = kb.original(doc_id)
             assert (got.data, got.name) == (data, "scan.pdf")
             assert list(kb.backend.original_hashes().values()) == [len(data)]
+
+
+def test_export_import_carries_originals(kb: trove.Store, tmp_path: Path) -> None:
+    import io
+
+    from trove.transfer.jsonl import export_jsonl, import_jsonl
+
+    data = bytes(range(256)) * 5000  # two pieces
+    doc_id = kb.add("scan", original=data, original_name="scan.pdf")
+    empty = kb.add("empty file", original=b"", original_name="empty.txt")
+    out = io.StringIO()
+    assert export_jsonl(kb, out).originals == 2
+    with trove.open(tmp_path / "imported.db", embedder=None) as other:
+        report = import_jsonl(other, io.StringIO(out.getvalue()).readlines())
+        assert report.originals == 2
+        assert other.original(doc_id).data == data
+        assert other.original(empty).data == b""
+        again = io.StringIO()
+        export_jsonl(other, again)
+        assert again.getvalue() == out.getvalue()  # byte-exact round trip
+    lines = out.getvalue().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if '"piece": 1' in line)
+    record = json.loads(lines[at])
+    record["data"] = base64.b64encode(b"\0" * len(base64.b64decode(record["data"]))).decode()
+    lines[at] = json.dumps(record) + "\n"
+    other = trove.open(tmp_path / "damaged.db", embedder=None)
+    with other, pytest.raises(InvalidInput, match="damaged"):
+        import_jsonl(other, lines)
