@@ -434,7 +434,8 @@ class _Run:
                 self.report.skipped.append((where, record.reason))
             else:
                 self.report.failed.append((where, record.reason))
-                self.failed_files.add(rel)
+                if record.retry:
+                    self.failed_files.add(rel)
             return
         sid = rel if record.key is None else f"{rel}#{record.key}"
         self.report.notes.extend((sid, note) for note in record.notes)

@@ -60,14 +60,15 @@ def attachment_records(
             # under this one, and read no deeper than MAX_DEPTH.
             read = _message(data) if suffix == ".eml" else fmt.read(name, data, options)
         except (Unreadable, ImportError) as exc:
-            found.append(RecordError(where, f"attachment not read: {exc}"))
+            found.append(RecordError(where, f"attachment not read: {exc}", retry=False))
             continue
         except Exception as exc:  # a reader's library failing on odd bytes
-            found.append(RecordError(where, f"attachment not read: {type(exc).__name__}"))
+            reason = f"attachment not read: {type(exc).__name__}"
+            found.append(RecordError(where, reason, retry=False))
             continue
         for record in read:
             if isinstance(record, RecordError):
-                found.append(RecordError(where, record.reason, record.skipped))
+                found.append(RecordError(where, record.reason, record.skipped, retry=False))
                 continue
             fields = _with_provenance(record.fields, parent.fields, name, content_type)
             child = Record(fields, key=key, notes=record.notes)

@@ -57,6 +57,9 @@ class RecordError:
     reason: str
     # A record that is simply not a document (no text field) is skipped, not failed.
     skipped: bool = False
+    # False: reading the file again will not help (a corrupt attachment of a stored
+    # mail), so the file is recorded as read and not retried on every run.
+    retry: bool = True
 
 
 @dataclass(frozen=True)
