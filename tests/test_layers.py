@@ -35,6 +35,7 @@ KNOWN_CYCLES = {
 
 # Modules and functions past the limits today (issue 13).
 KNOWN_OVERSIZE = {
+    "trove/backends/postgres.py: module",
     "trove/backends/sqlite.py: module",
     "trove/evaluate.py: compare",
     "trove/ingest/walk.py: module",

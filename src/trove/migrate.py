@@ -22,6 +22,7 @@ from .backends.base import Backend, EmbedderLock
 from .backends.postgres_url import is_postgres, redact
 from .errors import EmbedderMismatch, InvalidInput, NotFound
 from .models import Document
+from .originals import copy_original
 from .timeutil import now, to_epoch
 
 # A copy into a store without vectors fills a fresh vector table and switches to it at the
@@ -41,6 +42,7 @@ class MigrateReport:
     chunks: int = 0
     vectors: int = 0
     edges: int = 0
+    originals: int = 0
     embedder: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,6 +109,8 @@ def copy_backend(
                 stamp = to_epoch(edge.created_at) or now()
                 dst.put_edge(edge.src, edge.dst, edge.type, edge.weight, stamp)
                 report.edges += 1
+        for doc_id in part:  # originals, streamed blob by blob
+            report.originals += copy_original(src, dst, doc_id)
     if lock is not None and table is not None and fresh:
         dst.finish_rebuild(EmbedderLock(lock.spec, lock.model_id, lock.dimension, table))
         dst.set_meta(_PENDING, None)

@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from . import validate, writer
+from . import originals, validate, writer
 from .agent import purgeable
 from .backends.base import Backend, KeywordHit
 from .embedders.base import Embedder, scripts_of
@@ -99,6 +99,8 @@ class Store:
         self.access = AccessRecorder(backend, enabled=record_access)
         # Hybrid searches embed and rank the query here while the keyword leg runs; kept
         # for the store's life (starting a thread per query cost ~2 ms).
+        # Originals larger than this are refused (None: $TROVE_MAX_ORIGINAL_BYTES or 1 GiB).
+        self.max_original_bytes: int | None = None
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trove-search")
 
     # --- lifecycle --------------------------------------------------------------------
@@ -202,6 +204,9 @@ class Store:
         semantic_text: str | None = None,
         vector: Sequence[float] | None = None,
         on_conflict: str = "replace",
+        original: bytes | os.PathLike[str] | None = None,
+        original_name: str = "",
+        media_type: str = "",
     ) -> str:
         """Store a document and return its id.
 
@@ -222,12 +227,25 @@ class Store:
         ``on_conflict`` says what happens to a key already stored: ``replace`` (the
         default) makes this the whole record, ``merge`` changes only the arguments given
         (those not left at their defaults), ``keep`` leaves the stored document as it is.
+        ``original`` (bytes, or a file's path, read in pieces) keeps the source the text
+        came from, named ``original_name``, of ``media_type`` (see :meth:`original`).
         """
         record = dict(locals())
         del record["self"], record["on_conflict"], record["enrich"]
+        for key in ("original", "original_name", "media_type"):
+            del record[key]
         if on_conflict == "merge":
             record = upsert.given(record, _ADD_DEFAULTS)
-        return self.write_many([record], on_conflict=on_conflict, enrich=enrich)[0].id
+        if original is None:
+            return self.write_many([record], on_conflict=on_conflict, enrich=enrich)[0].id
+        with self.transaction():  # the document and its original, or neither
+            doc_id = self.write_many([record], on_conflict=on_conflict)[0].id
+            originals.attach(self, doc_id, original, original_name, media_type)
+        if enrich is not False and wanted(self, enrich):
+            from .enrich import enrich as enrich_now
+
+            enrich_now(self, [doc_id])
+        return doc_id
 
     def add_many(
         self,
@@ -464,6 +482,22 @@ class Store:
         if record_access:
             self.access.note([doc.id])
         return doc
+
+    def original(self, doc_id: str) -> originals.Original:
+        """The bytes ``doc_id`` was made from, with file name and media type (NotFound if
+        the document is not live or has no original). Reads it whole: for large ones,
+        :meth:`original_info` and :meth:`original_pieces`."""
+        found = originals.info(self, doc_id)
+        data = b"".join(originals.pieces(self, found))
+        return originals.Original(data, found.name, found.media_type)
+
+    def original_info(self, doc_id: str) -> originals.OriginalInfo:
+        """Name, media type, size and SHA-256 of ``doc_id``'s original (NotFound: none)."""
+        return originals.info(self, doc_id)
+
+    def original_pieces(self, doc_id: str) -> Iterator[bytes]:
+        """``doc_id``'s original in pieces of 1 MiB, never whole in memory."""
+        return originals.pieces(self, originals.info(self, doc_id))
 
     def peek(self, doc_id: str) -> Document | None:
         """:meth:`get` for trove's own checks: no ``retrieved`` event, no recorded use."""

@@ -14,13 +14,14 @@ owner's view, outside any workspace) reads every session.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import Forbidden, InvalidInput, NotFound
 from .ingest.ownership import owning_file
 from .limits import check_content
 from .models import Document, Edge, Hit, Page, Stats
+from .originals import Original, OriginalInfo
 
 if TYPE_CHECKING:
     from .store import Store
@@ -69,6 +70,20 @@ class Workspace:
         """The document if this workspace can see it; otherwise None, as if absent."""
         doc = self.store.get(doc_id)
         return doc if doc is not None and self._visible(doc) else None
+
+    def original_info(self, doc_id: str) -> OriginalInfo:
+        """Its original's name, type and size, if this workspace can see the document;
+        otherwise NotFound, as if absent."""
+        self._require(doc_id)
+        return self.store.original_info(doc_id)
+
+    def original(self, doc_id: str) -> Original:
+        self._require(doc_id)
+        return self.store.original(doc_id)
+
+    def original_pieces(self, doc_id: str) -> Iterator[bytes]:
+        self._require(doc_id)
+        return self.store.original_pieces(doc_id)
 
     @property
     def reader_session(self) -> str:

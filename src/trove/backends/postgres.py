@@ -35,6 +35,7 @@ from . import postgres_text as text_index
 from .base import ChunkRow, DocumentWrite, FileStat
 from .postgres_clusters import PostgresClusters
 from .postgres_lifecycle import PostgresLifecycle
+from .postgres_originals import PostgresOriginals
 from .postgres_schema import current_version, ensure_vector_extension, migrate
 from .postgres_search import PostgresSearch
 from .postgres_text import esc, esc_opt, filterable, unesc
@@ -68,7 +69,9 @@ _STRING_COLUMNS = tuple(
 )
 
 
-class PostgresBackend(PostgresVectors, PostgresSearch, PostgresLifecycle, PostgresClusters):
+class PostgresBackend(
+    PostgresVectors, PostgresSearch, PostgresLifecycle, PostgresClusters, PostgresOriginals
+):
     """Everything trove stores, in one PostgreSQL schema. Thread-safe: each thread's
     transaction has its own pooled connection."""
 

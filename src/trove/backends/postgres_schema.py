@@ -14,6 +14,7 @@ import psycopg
 from psycopg import sql
 
 from ..errors import NotATroveStore, SchemaTooNew, StoreError
+from .postgres_originals import M005
 
 # Times are epoch seconds (double precision) exactly as in the SQLite file, so cursors,
 # range filters and round trips behave the same on both backends.
@@ -165,11 +166,16 @@ def m004_memory_fields(conn: psycopg.Connection) -> None:
     conn.execute(M004)
 
 
+def m005_originals(conn: psycopg.Connection) -> None:
+    conn.execute(M005)
+
+
 MIGRATIONS: list[Callable[[psycopg.Connection], None]] = [
     m001_initial,
     m002_text_search,
     m003_file_stat,
     m004_memory_fields,
+    m005_originals,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 # Any constant of ours: the advisory lock that serializes migrations of one schema.

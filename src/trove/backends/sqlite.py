@@ -36,6 +36,7 @@ from .sqlite_clusters import ClusterStorage
 from .sqlite_conn import SerializedConnection
 from .sqlite_lifecycle import LifecycleStorage, memory_clauses
 from .sqlite_memory import MemoryStorage
+from .sqlite_originals import OriginalStorage
 from .sqlite_schema import APPLICATION_ID, LATEST_VERSION, migrate, word_tokenizer
 from .sqlite_vectors import VectorStorage, load_extension
 
@@ -56,7 +57,9 @@ _TIME_COLUMNS = (
 _JSON_LIST_COLUMNS = ("participants", "tags", "entities", "source_turn_ids")
 
 
-class SQLiteBackend(VectorStorage, MemoryStorage, LifecycleStorage, ClusterStorage):
+class SQLiteBackend(
+    VectorStorage, MemoryStorage, LifecycleStorage, ClusterStorage, OriginalStorage
+):
     """Everything trove stores, in one SQLite file. Thread-safe: one statement at a time."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000) -> None:

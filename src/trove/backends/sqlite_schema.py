@@ -13,6 +13,7 @@ import apsw
 from ..search.query import cjk_text
 from .sqlite_enrich import ENRICHMENT_SQL
 from .sqlite_events import event_log_sql
+from .sqlite_originals import ORIGINALS_SQL
 
 # "TROV": marks the file as ours, so a foreign SQLite database is refused untouched.
 APPLICATION_ID = 0x54524F56
@@ -247,6 +248,14 @@ def m008_agent_loop(conn: apsw.Connection) -> None:
     conn.execute(ENRICHMENT_SQL)
 
 
+def m009_originals(conn: apsw.Connection) -> None:
+    """Originals (issue 19): the source bytes of a document, content-addressed (one row
+    per distinct content), and which document holds which. A blob goes with the last
+    document that refers to it: the triggers keep that true on every path that removes a
+    document row (purge, clear, purge by id), so no caller has to remember."""
+    conn.execute(ORIGINALS_SQL)
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_initial,
     m002_memory,
@@ -256,6 +265,7 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m006_file_stat,
     m007_memory_fields,
     m008_agent_loop,
+    m009_originals,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

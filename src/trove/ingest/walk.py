@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import writer
+from .. import originals, writer
 from ..backends.base import FileStat
 from ..errors import (
     EmbedderError,
@@ -94,6 +94,7 @@ def ingest(
     progress: ProgressCallback | None = None,
     only: Collection[str] | None = None,
     force: bool = False,
+    keep_originals: bool = False,
 ) -> IngestReport:
     """Store every readable file under ``root`` (or ``root`` itself if it is a file).
 
@@ -103,6 +104,8 @@ def ingest(
     bounds each message or line instead). ``only`` limits the run to these paths
     relative to the folder (what ``trove watch`` saw change); a listed path that no
     longer exists counts as gone. ``force`` reads every file again, even unchanged ones.
+    ``keep_originals`` stores each changed file's bytes
+    with its document (see :mod:`trove.originals`; one copy per distinct content).
     """
     base = Path(root).expanduser()
     if not base.exists():
@@ -125,6 +128,7 @@ def ingest(
         progress=progress,
     )
     run.force = force
+    run.keep_originals = keep_originals
     if base.is_file():
         only, include, exclude = [base.name], (), ()
     run.go(include, exclude, follow_symlinks, only)
@@ -142,6 +146,10 @@ class _Item:
     doc_id: str | None
     moved: bool
     size: int
+    # The file to keep as the document's original (keep_originals; whole-file documents).
+    original: Path | None = None
+    # Or its bytes (a message of an mbox, an attachment): data, name, media type.
+    original_bytes: tuple[bytes, str, str] | None = None
 
 
 @dataclass
@@ -215,6 +223,8 @@ class _Run:
         self.total = 0
         self.done = 0
         self.documents = 0
+        self.keep_originals = False
+        self.attachments: list[tuple[str, str]] = []  # (attachment sid, message sid)
 
     # --- the run ----------------------------------------------------------------------
 
@@ -256,6 +266,7 @@ class _Run:
             backend = self.store.backend
             ownership.claim(backend, self.namespace, self.source)
             ownership.restored(backend, self.namespace, self.source, self.reread)
+            self._link_attachments()
 
     def _find_gone(self, listed: set[str], only: Collection[str] | None) -> None:
         """Files that have documents but are no longer there: deleted, or moved (when a
@@ -440,7 +451,8 @@ class _Run:
                 self.report.skipped.append((where, record.reason))
             else:
                 self.report.failed.append((where, record.reason))
-                self.failed_files.add(rel)
+                if record.retry:
+                    self.failed_files.add(rel)
             return
         sid = rel if record.key is None else f"{rel}#{record.key}"
         self.report.notes.extend((sid, note) for note in record.notes)
@@ -459,7 +471,15 @@ class _Run:
         doc_id = self._doc_id(sid, old_sid)
         self.seen.add(sid)
         size = len(fields["text"])
-        self.batch.items.append(_Item(rel, sid, fields, doc_id, moved_from is not None, size))
+        item = _Item(rel, sid, fields, doc_id, moved_from is not None, size)
+        if self.keep_originals and record.key is None:
+            item.original = self.folder / rel
+        elif self.keep_originals:
+            item.original_bytes = record.original
+        if record.attachment_of is not None:
+            parent = f"{rel}#{record.attachment_of}" if record.attachment_of else rel
+            self.attachments.append((sid, parent))
+        self.batch.items.append(item)
         self.batch.size += size
         if record.key is None and (record.links or sid in self.known.docs):
             self.links[sid] = record.links
@@ -533,12 +553,25 @@ class _Run:
             self.ids_in_use[result.id] = item.source_id
             self.written.add(result.id)
             self._count(item, result.action, result.chunks)
+            if item.original is not None or item.original_bytes is not None:
+                self._keep_original(item, result.id)
         failed = self.failed_files
         self.known.record(
             {rel: h for rel, h in batch.hashes.items() if rel not in failed},
             {rel: st for rel, st in batch.stats.items() if rel not in failed},
         )
         self._progress("")
+
+    def _keep_original(self, item: _Item, doc_id: str) -> None:
+        """Store the file's bytes beside its document; a failure (too large, unreadable)
+        is reported against the file, and the document stays stored."""
+        try:
+            if item.original is not None:
+                originals.attach(self.store, doc_id, item.original, item.original.name)
+            elif item.original_bytes is not None:
+                originals.attach(self.store, doc_id, *item.original_bytes)
+        except TroveError as exc:
+            self.report.failed.append((item.rel, f"original not kept: {exc}"))
 
     def _would(self, item: _Item) -> str:
         old = self.known.docs.get(item.source_id)
@@ -609,6 +642,19 @@ class _Run:
             sources.update(self._stored_links(docs, parsed=sources))
         if sources:
             self.report.links = sync_links(self.store, LinkIndex(docs), sources.items())
+
+    def _link_attachments(self) -> None:
+        """``attachment_of`` edges from each attachment read in this run to its message."""
+        if not self.attachments:
+            return
+        ids = {
+            sid: doc_id
+            for sid, doc_id, _, gone in self.store.iter_source(self.namespace, self.source)
+            if not gone
+        }
+        for child, parent in self.attachments:
+            if child in ids and parent in ids:
+                self.store.link(ids[child], ids[parent], "attachment_of")
 
     def _stored_links(
         self, docs: Mapping[str, str], parsed: Collection[str]

@@ -334,9 +334,22 @@ def _print_hit(rank: int, hit: Hit) -> None:
 @cli.command()
 @click.argument("doc_id")
 @json_option
+@click.option("--original", is_flag=True, help="The kept original's bytes instead of the text.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="With --original: write to this file, or into this folder under a safe name.",
+)
 @click.pass_context
-def get(ctx: click.Context, doc_id: str, as_json: bool) -> None:
+def get(
+    ctx: click.Context, doc_id: str, as_json: bool, original: bool, output: Path | None
+) -> None:
     """Print a document's text exactly as stored (--json: with its provenance)."""
+    if original or output is not None:
+        from .cli_originals import get_original
+
+        return get_original(ctx, doc_id, output, as_json)
     with open_store(ctx, create=False) as kb:
         doc = kb.get(doc_id)
     if doc is None:

@@ -109,6 +109,11 @@ def _library_options(options: dict[str, Any]) -> dict[str, Any]:
 @click.option("--sync", is_flag=True, help="Tombstone documents whose file is gone.")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.option("--force", is_flag=True, help="Read every file again, even unchanged ones.")
+@click.option(
+    "--keep-originals",
+    is_flag=True,
+    help="Store each file's bytes with its document (trove get ID --original).",
+)
 @json_option
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[Path, ...], as_json: bool, **options: Any) -> None:

@@ -321,10 +321,12 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     from .events_sse import add_event_routes
     from .http_agent import add_probe_route
     from .http_batch import add_batch_routes
+    from .http_originals import add_original_route
 
     add_batch_routes(app, guard, Auth, {"read": _READ_ERRORS, "write": _WRITE_ERRORS})
     add_event_routes(app, store, Auth)
     add_probe_route(app, guard, Auth)
+    add_original_route(app, guard)
 
     @app.get("/v1/stats", tags=["read"], response_model=out.StatsOut, responses=_READ_ERRORS)
     def stats(who: Auth) -> dict[str, Any]:

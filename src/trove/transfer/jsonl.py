@@ -10,6 +10,8 @@ gives the same bytes, and export → import → export is byte-exact::
     {"kind": "document", "document": {...every Document field...},
      "chunks": [[index, start, end, heading], ...], "vectors": ["<base64 float32>", ...]}
     {"kind": "edge", "src": ..., "dst": ..., "type": ..., "weight": ..., "created_at": ...}
+    {"kind": "original", "doc_id": ..., "piece": 0, "data": "<base64>", ...}  (see
+     :mod:`.originals_jsonl`)
 
 Import upserts by document id: a document not in the store is added; one whose stored
 version is the same is left alone; otherwise the newer ``updated_at`` wins (the stored one
@@ -35,6 +37,7 @@ from ..models import Chunk, Document, Edge
 from ..search.filters import SCOPES
 from ..timeutil import now, to_epoch
 from ..writer import chunk_row
+from .originals_jsonl import OriginalSink, export_originals
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -61,6 +64,7 @@ class TransferReport:
     edges: int = 0
     vectors: int = 0
     embedded: int = 0
+    originals: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,6 +122,7 @@ def export_jsonl(
     for edge in _edges(backend, exported):
         out.write(_line({"kind": "edge", **edge.to_dict()}))
         report.edges += 1
+    report.originals = export_originals(backend, exported, out)
     return report
 
 
@@ -185,6 +190,7 @@ def import_jsonl(
         raise InvalidInput(f"trove export version {header.get('version')!r} is not supported")
     report = TransferReport()
     sink = _Sink(store, header, report)
+    originals = OriginalSink(store.backend)
     batch: list[dict[str, Any]] = []
 
     def flush() -> None:
@@ -203,10 +209,14 @@ def import_jsonl(
         elif kind == "edge":
             flush()  # both ends must be stored first
             sink.edge(record)
+        elif kind == "original":
+            flush()
+            originals.add(record)
         else:
             raise InvalidInput(f"unknown record kind {kind!r} in a trove export")
     flush()
     sink.finish()
+    report.originals = originals.count
     return report
 
 

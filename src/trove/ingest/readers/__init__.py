@@ -58,7 +58,8 @@ FORMATS = (
 )
 BY_NAME = {f.name: f for f in FORMATS}
 BY_SUFFIX = {suffix: f for f in FORMATS for suffix in f.suffixes}
-CONTAINER_SUFFIXES = tuple(s for f in FORMATS if f.container for s in f.suffixes)
+# An .eml file's attachments are documents "a.eml#attachment-N" of that file.
+CONTAINER_SUFFIXES = (*(s for f in FORMATS if f.container for s in f.suffixes), ".eml")
 
 
 def format_for(path: str | PurePath) -> Format | None:

@@ -43,6 +43,10 @@ class Record:
     links: tuple[str, ...] = ()
     # Caveats the ingest report carries (a body decoded with replacement characters).
     notes: tuple[str, ...] = ()
+    # A mail attachment: the key of the record it came with ("" for the file's own).
+    attachment_of: str | None = None
+    # Bytes to keep as the document's original (when originals are kept): data, name, type.
+    original: tuple[bytes, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,9 @@ class RecordError:
     reason: str
     # A record that is simply not a document (no text field) is skipped, not failed.
     skipped: bool = False
+    # False: reading the file again will not help (a corrupt attachment of a stored
+    # mail), so the file is recorded as read and not retried on every run.
+    retry: bool = True
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 A message becomes one document: the subject is its title, the sender its author, every
 address its participants, the Date header its timestamp, and its thread id is the first
 Message-ID of References (the thread's root), else In-Reply-To, else its own. The plain
-text body is preferred over the HTML one; attachments are listed in metadata, not stored.
+text body is preferred over the HTML one; attachments are listed in metadata, and those
+with a reader become documents of their own (see :mod:`.attachments`).
 
 An mbox is read as a stream, one message at a time, so memory stays bounded by the
 largest message, not the archive. Each message's source_id is ``path#message-id``.
@@ -21,6 +22,8 @@ from email.message import EmailMessage
 from html.parser import HTMLParser
 from typing import IO, Any
 
+from ...originals import safe_name
+from .attachments import attachment_records
 from .base import Corrupt, ReadOptions, Record, RecordError, Unreadable
 
 _MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
@@ -33,12 +36,13 @@ _BLOCKS = frozenset(
 _HIDDEN = frozenset(("script", "style", "head", "title", "template"))
 
 
-def read_eml(name: str, data: bytes, options: ReadOptions) -> list[Record]:
+def read_eml(name: str, data: bytes, options: ReadOptions) -> list[Record | RecordError]:
     message = email.message_from_bytes(data, policy=email.policy.default)
     if not message.keys():
         raise Unreadable("not an e-mail message (no headers)")
     assert isinstance(message, EmailMessage)
-    return [Record(message_fields(message), notes=body_notes(message))]
+    record = Record(message_fields(message), notes=body_notes(message))
+    return [record, *attachment_records(message, record, options, "")]
 
 
 def read_mbox(
@@ -63,7 +67,10 @@ def read_mbox(
             yield RecordError(where, f"same Message-ID as message {seen[key]}", skipped=True)
             continue
         seen[key] = number
-        yield Record(fields, key=key, notes=body_notes(message))
+        record = Record(fields, key=key, notes=body_notes(message))
+        record.original = (raw, safe_name(key, "message") + ".eml", "message/rfc822")
+        yield record
+        yield from attachment_records(message, record, options, key)
 
 
 def _digest(raw: bytes) -> str:

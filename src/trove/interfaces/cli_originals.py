@@ -1,0 +1,38 @@
+"""``trove get ID --original [-o FILE|FOLDER]``: a document's kept original, streamed."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from .. import originals
+from .cli import emit, open_store
+
+
+def get_original(ctx: click.Context, doc_id: str, output: Path | None, as_json: bool) -> None:
+    """Write the original to stdout, or to ``output`` (a file, or a folder in which a
+    sanitised name is used, never a path outside it). Written to a temporary file first,
+    so an interrupted copy leaves no half file under the final name."""
+    with open_store(ctx, create=False) as kb:
+        found = kb.original_info(doc_id)
+        if output is None:
+            originals.write_to(kb, found, sys.stdout.buffer)
+            sys.stdout.flush()
+            return
+        target = originals.output_path(output, found)
+        handle, temp = tempfile.mkstemp(dir=target.parent, prefix=".trove-")
+        try:
+            with os.fdopen(handle, "wb") as sink:
+                written = originals.write_to(kb, found, sink)
+            os.replace(temp, target)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+    if as_json:
+        emit({"path": str(target), "bytes": written, "media_type": found.media_type})
+    else:
+        click.echo(f"wrote {written} bytes to {target}", err=True)

@@ -1,0 +1,52 @@
+"""``GET /v1/items/{id}/original``: a document's kept source bytes, streamed.
+
+Sent as an attachment, never inline, with ``nosniff``: an HTML or SVG original served
+inline from the API's origin could run script against the web page that holds the token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import quote
+
+from fastapi import FastAPI
+from fastapi.responses import StreamingResponse
+
+from ..originals import OriginalInfo
+from . import http_models as out
+from .guard import Guard
+from .http import Auth
+
+
+def add_original_route(app: FastAPI, guard: Guard) -> None:
+    @app.get(
+        "/v1/items/{doc_id}/original",
+        tags=["read"],
+        response_class=StreamingResponse,
+        responses={
+            200: {"content": {"application/octet-stream": {}}, "description": "The bytes."},
+            **out.error_responses(400, 401, 404, 422),
+        },
+    )
+    def original(doc_id: str, who: Auth) -> StreamingResponse:
+        """The file the item was made from (kept with `--keep-originals`), as stored."""
+        with guard.read(who.rights, who.session) as ws:
+            info = ws.original_info(doc_id)  # NotFound (404) before any byte is sent
+
+        def body() -> Iterator[bytes]:
+            with guard.read(who.rights, who.session) as ws:  # the store stays open meanwhile
+                yield from ws.original_pieces(doc_id)
+
+        return StreamingResponse(body(), media_type=info.media_type, headers=headers(info))
+
+
+def headers(info: OriginalInfo) -> dict[str, str]:
+    name = info.name or f"{info.doc_id}"
+    fallback = name.encode("ascii", "replace").decode().replace('"', "_").replace("?", "_")
+    return {
+        "Content-Disposition": (
+            f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+        ),
+        "Content-Length": str(info.size),
+        "X-Content-Type-Options": "nosniff",
+    }
