@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import time
 from pathlib import Path
 from typing import Any
@@ -59,9 +60,10 @@ def collect(
         first = list(dict.fromkeys(r[4] for r in rows["keyword"] + rows["hybrid"]))[:limit]
         return {mode: [r for r in items if r[4] in set(first)] for mode, items in rows.items()}
     if saved.exists() and not fresh:
-        return {
+        loaded = {
             mode: [tuple(r) for r in rows] for mode, rows in json.loads(saved.read_text()).items()
-        }  # type: ignore[misc]
+        }
+        return upgrade(name, split, loaded)  # type: ignore[arg-type]
     rows = _run(name, embedder, split, limit)
     if rows:
         saved.write_text(json.dumps(rows))
@@ -79,30 +81,88 @@ def _run(name: str, embedder: str, split: str, limit: int = 0) -> dict[str, list
     judged = _data.qrels(name, split)
     rows: dict[str, list[Row]] = {mode: [] for mode in MODES}
     with trove.open(path) as kb:
-        model_id = kb.vectors.resolve().model_id
         for qid, text in list(_data.queries(name, split).items())[: limit or None]:
-            legs, weights, info = _legs(kb, text)
-            for mode in MODES:
-                if mode == "hybrid":
-                    lists = {k: v for k, v in legs.items() if weights.get(k, 0) > 0}
-                    method = kb.fusion if len(lists) > 1 else "single"
-                    fused = fuse(lists, weights, method=method, limit=DEPTH)
-                else:
-                    lists = {mode: legs[mode][:DEPTH]}
-                    fused = fuse(lists, {mode: 1.0}, method="single", limit=DEPTH)
-                uses_model = "semantic" in lists
-                key, feats, scores = calibration.calibrate(
-                    fused, lists, info, model_id if uses_model else None
-                )
-                source = {
-                    d: str(doc.source_id)
-                    for d, doc in kb.backend.get_documents([f.doc_id for f in fused]).items()
-                }
-                for f, row, score in zip(fused, feats, scores, strict=True):
-                    sid = source[f.doc_id]
-                    label = int(judged.get(qid, {}).get(sid, 0) > 0)
-                    rows[mode].append((key, row, label, score, qid, sid))
+            _query_rows(kb, qid, text, judged, rows)
     return rows
+
+
+def _query_rows(
+    kb: trove.Store,
+    qid: str,
+    text: str,
+    judged: dict[str, dict[str, int]],
+    rows: dict[str, list[Row]],
+) -> None:
+    """One query's rows in every mode, appended to ``rows``."""
+    model_id = kb.vectors.resolve().model_id
+    legs, weights, info = _legs(kb, text)
+    for mode in MODES:
+        if mode == "hybrid":
+            lists = {k: v for k, v in legs.items() if weights.get(k, 0) > 0}
+            method = kb.fusion if len(lists) > 1 else "single"
+            fused = fuse(lists, weights, method=method, limit=DEPTH)
+        else:
+            lists = {mode: legs[mode][:DEPTH]}
+            fused = fuse(lists, {mode: 1.0}, method="single", limit=DEPTH)
+        docs = kb.backend.get_documents([f.doc_id for f in fused])
+        texts = calibration.document_texts(kb.backend.get_document, docs)
+        uses_model = "semantic" in lists
+        key, feats, scores = calibration.calibrate(
+            fused, lists, info, model_id if uses_model else None, texts
+        )
+        for f, row, score in zip(fused, feats, scores, strict=True):
+            sid = str(docs[f.doc_id].source_id)
+            label = int(judged.get(qid, {}).get(sid, 0) > 0)
+            rows[mode].append((key, row, label, score, qid, sid))
+
+
+def small(name: str, embedder: str, split: str, stores: int = 60) -> dict[str, list[Row]]:
+    """Rows from small stores drawn from the split (seeded): each holds the judged
+    documents of 2 queries and 1 to 6 other documents, and answers those 2 queries and 2
+    whose documents it lacks, so that a store of a few notes, where BM25's idf is near
+    zero, is in the training distribution. Cached like :func:`collect`."""
+    saved = CACHE / f"calibration-{name}-{embedder}-{split}-small{stores}.json"
+    if saved.exists():
+        return {m: [tuple(r) for r in rs] for m, rs in json.loads(saved.read_text()).items()}  # type: ignore[misc]
+    rng = random.Random(15)
+    judged = _data.qrels(name, split)
+    queries = [(q, t) for q, t in _data.queries(name, split).items() if judged.get(q)]
+    docs = {d["source_id"]: d for d in _data.documents(name)}
+    ids = sorted(docs)
+    rows: dict[str, list[Row]] = {mode: [] for mode in MODES}
+    model = trove.open(":memory:", embedder=embedder).embedder
+    for _ in range(stores):
+        asked = rng.sample(queries, 4)
+        held = {sid for q, _ in asked[:2] for sid in judged[q] if sid in docs}
+        lacking = {sid for q, _ in asked[2:] for sid in judged[q]}
+        held |= {s for s in rng.sample(ids, rng.randint(1, 6)) if s not in lacking}
+        with trove.open(":memory:", embedder=model) as kb:
+            kb.add_many([docs[sid] for sid in sorted(held)])
+            for qid, text in asked:
+                _query_rows(kb, qid, text, judged, rows)
+    saved.write_text(json.dumps(rows))
+    return rows
+
+
+def upgrade(name: str, split: str, rows: dict[str, list[Row]]) -> dict[str, list[Row]]:
+    """Rows cached before the coverage feature (features version 1) gain it, computed
+    from the query and the document as Store.search computes it (no queries rerun)."""
+    texts = {d["source_id"]: f"{d['title']}\n{d['text']}" for d in _data.documents(name)}
+    asked = _data.queries(name, split)
+    infos: dict[str, calibration.QueryInfo] = {}
+    out: dict[str, list[Row]] = {}
+    for mode, items in rows.items():
+        out[mode] = []
+        for key, feats, label, score, qid, sid in items:
+            if len(feats) not in (8, 12):
+                out[mode].append((key, feats, label, score, qid, sid))
+                continue
+            if qid not in infos:
+                parsed = parse(asked[qid])
+                infos[qid] = calibration.query_info(parsed.words, parsed.cjk, False)
+            cover = calibration.coverage(infos[qid], texts.get(sid, ""))
+            out[mode].append((key, [*feats[:-1], cover, feats[-1]], label, score, qid, sid))
+    return out
 
 
 def _legs(kb: trove.Store, text: str) -> tuple[dict[str, list[Any]], dict[str, float], Any]:
@@ -111,7 +171,7 @@ def _legs(kb: trove.Store, text: str) -> tuple[dict[str, list[Any]], dict[str, f
     weights = kb._weights(scripts, "hybrid")
     keyword = [] if parsed.empty else kb.backend.keyword_search(parsed, where, 200, stamp)
     semantic = kb._semantic(text, where, 200, stamp)
-    info = calibration.QueryInfo(parsed.length, "cjk" in scripts)
+    info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts)
     return {"keyword": keyword, "semantic": semantic}, weights, info
 
 
@@ -146,7 +206,8 @@ def fit(train_queries: int = 0) -> None:
     keyword_from: set[str] = set()
     for name, embedder, train, _ in SETS:
         print(f"collecting {name} {train} ({embedder})")
-        for rows in collect(name, embedder, train, limit=train_queries).values():
+        sets = [collect(name, embedder, train, limit=train_queries), small(name, embedder, train)]
+        for rows in (items for found in sets for items in found.values()):
             for key, feats, label, *_ in rows:
                 if key == "keyword" and name in keyword_from:
                     continue  # the keyword leg does not depend on the embedder: count once
@@ -163,7 +224,7 @@ def fit(train_queries: int = 0) -> None:
     payload = {
         "features_version": calibration.FEATURES_VERSION,
         "fitted": time.strftime("%Y-%m-%d"),
-        "fitted_on": [f"{n} {s} ({e})" for n, e, s, _ in SETS],
+        "fitted_on": [f"{n} {s} ({e}), and small stores drawn from it" for n, e, s, _ in SETS],
         "train_queries": train_queries or "all",
         "top_hits": DEPTH,
         "models": models,
@@ -262,9 +323,31 @@ def _write_section(table: list[str]) -> None:
         "",
         "![reliability: share relevant per score bin](calibration.png)",
         "",
+        *_nonsense_section(),
     ]
     text = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
     PAGE.write_text(text.partition(KEEP_MARK)[0].rstrip("\n") + "\n\n" + "\n".join(section))
+
+
+def _nonsense_section() -> list[str]:
+    """bench/nonsense.py's last figures (kept in bench/.cache), if it ran."""
+    saved = CACHE / "nonsense.json"
+    if not saved.exists():
+        return []
+    found = json.loads(saved.read_text())
+    return [
+        "### Nonsense queries under the CLI's floor",
+        "",
+        f"Generated by `bench/nonsense.py` ({found['note']}): 200 seeded nonsense queries "
+        "(English and Chinese words from the corpora's vocabularies, random strings) in "
+        "the default hybrid mode; a query shows a hit when any of its top 10 scores at least "
+        "the floor (required: no hit for at least 95%).",
+        "",
+        "| store | queries | no hit shown |",
+        "|---|---|---|",
+        *found["table"],
+        "",
+    ]
 
 
 def _reliability(axis: object, scores: np.ndarray, labels: np.ndarray, mode: str) -> None:

@@ -8,14 +8,19 @@ from the SciFact corpus's vocabulary and the Chinese words from CMRC 2018's (wor
 stores know, the hard case), each query run in the default (hybrid) mode against the
 SciFact store (bench/.cache, default embedder) and the sample notes, as ``trove search``
 does. A query "shows a hit" when any of its top 10 scores at least the CLI's floor.
+The figures are kept in bench/.cache/nonsense.json for ``calibrate.py report``'s section
+of docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import re
 import string
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -63,6 +68,7 @@ def shown(kb: trove.Store, query: str) -> bool:
 def main() -> None:
     print(f"machine: {_data.machine()}  floor: {FLOOR}")
     sets = queries()
+    table: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         notes = Path(tmp) / "notes.db"
         with trove.open(notes) as kb:
@@ -74,9 +80,13 @@ def main() -> None:
                     hidden = sum(not shown(kb, q) for q in items)
                     total_hidden += hidden
                     print(f"{label:<13} {kind:<21} no hit shown for {hidden}/{len(items)}")
-            print(
-                f"{label:<13} all 200 nonsense queries: no hit shown for {total_hidden / 2:.1f}%"
-            )
+                    table.append(f"| {label} | {kind} | {hidden}/{len(items)} |")
+            share = f"{total_hidden / 2:.1f}%"
+            print(f"{label:<13} all 200 nonsense queries: no hit shown for {share}")
+            table.append(f"| {label} | **all 200** | **{total_hidden}/200 ({share})** |")
+    load = os.getloadavg()[0]
+    note = f"{time.strftime('%Y-%m-%d')}, floor {FLOOR}, {_data.machine()}, load {load:.1f}"
+    (CACHE / "nonsense.json").write_text(json.dumps({"note": note, "table": table}))
 
 
 if __name__ == "__main__":

@@ -689,10 +689,10 @@ class Store:
         method = self.fusion if len(lists) > 1 else "single"
         fused = fuse(lists, weights, method=method, limit=limit)
         model_id = self.vectors.resolve().model_id if "semantic" in lists else None
-        key, rows, scores = calibration.calibrate(
-            fused, lists, calibration.QueryInfo(parsed.length, "cjk" in scripts), model_id
-        )
         docs = self.backend.get_documents([f.doc_id for f in fused])
+        info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts)
+        texts = calibration.document_texts(self.backend.get_document, docs)
+        key, rows, scores = calibration.calibrate(fused, lists, info, model_id, texts)
         kept = zip(fused, scores, rows, strict=True)
         snippets = self.backend.snippets(parsed, [f.chunk_id for f in fused])
         hits = [

@@ -92,3 +92,39 @@ def test_features_of_an_absent_leg_sit_below_the_deepest_rank() -> None:
     )
     assert row[:4] == [1.0, math.log1p(5.0), 1.0, 0.0]
     assert row[4:8] == [0.0, 0.0, 0.0, math.log(201.0)]
+
+
+THREE_NOTES = [
+    ("Why we dropped Redis", "We dropped Redis in October: the cache saved little."),
+    ("Sourdough", "Feed the starter the night before; mix flour and water."),
+    ("Standup", "Ana benchmarks hybrid search; Bo finished the PDF reader."),
+]
+
+
+@pytest.mark.parametrize("embedder", [None, "hash:64"])
+def test_a_store_of_three_notes_shows_its_keyword_match_over_the_floor(
+    store_target: str, embedder: str | None
+) -> None:
+    # BM25's idf is near zero in a store of three documents: before the coverage feature
+    # a true keyword match scored ~0.01 and the CLI's floor hid it.
+    with trove.open(store_target, embedder=embedder) as kb:
+        for title, text in THREE_NOTES:
+            kb.add(text, title=title)
+        for query, title in (
+            ("redis", "Why we dropped Redis"),
+            ("sourdough starter", "Sourdough"),
+        ):
+            hits = kb.search(query)
+            assert hits[0].title == title
+            assert hits[0].score >= calibration.FLOOR, (query, hits[0].score)
+        for nonsense in ("zzqx kkv", "quantum giraffe", "量子长颈鹿"):
+            assert all(h.score < calibration.FLOOR for h in kb.search(nonsense)), nonsense
+
+
+def test_coverage_is_the_share_of_query_terms_the_text_holds() -> None:
+    info = calibration.query_info(("notes", "redis", "kafka"), ("数据库",), False)
+    assert info.grams == ("数据", "据库")
+    text = "Why we dropped Redis (note: 数据 only)"
+    assert calibration.coverage(info, text) == pytest.approx(3 / 5)
+    assert calibration.coverage(info, "") == 0.0
+    assert calibration.coverage(calibration.query_info((), (), False), text) == 0.0

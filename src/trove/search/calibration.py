@@ -9,8 +9,12 @@ scored 0.0).
 
 The estimate is a logistic model per mode (and per embedding model for the modes that
 use one) over what the retrievers already give: each leg's raw score, its score relative
-to the leg's best, its rank, whether the leg found the document at all, and the query's
-length and script. It is fitted on the train splits (SciFact train, CMRC 2018 trial) by
+to the leg's best, its rank, whether the leg found the document at all, the query's
+length and script, and the share of the query's terms the document holds (its
+coverage: unlike BM25, whose idf is near zero in a store of a few documents, it means
+the same in a store of three notes as in one of five thousand abstracts). It is fitted
+on the train splits (SciFact train, CMRC 2018 trial) and on small stores drawn from them
+(so that a store of a few notes is in the training distribution) by
 ``bench/calibrate.py`` and stored beside this module (``calibration.json``, versioned).
 Within one query's list the estimates are made non-increasing in the fused order, so
 calibration never reorders hits; the raw scores stay in ``explain``.
@@ -18,9 +22,11 @@ calibration never reorders hits; the raw scores stay in ``explain``.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -28,13 +34,9 @@ from typing import Any
 
 MODEL_FILE = Path(__file__).with_name("calibration.json")
 # The version of the feature layout below; a calibration file of another version is not used.
-FEATURES_VERSION = 1
-# The floor the CLI and MCP apply by default (the library applies none). At 0.3 the
-# sample notes' answer to "why did we drop redis" (0.36: a tiny corpus gives BM25 little
-# weight) shows and the recipe (0.00) does not; 0.5 would hide that answer. Nonsense
-# (bench/nonsense.py): no hit shown for 100% of 200 queries on the sample notes, 89% on
-# SciFact, where random in-vocabulary words still match rare terms (no term-coverage
-# feature yet).
+FEATURES_VERSION = 2
+# The floor the CLI and MCP apply by default (the library applies none); see
+# docs/benchmarks.md for what it hides (bench/nonsense.py) and README "What a score means".
 FLOOR = 0.3
 MCP_FLOOR = FLOOR
 # A document one leg did not return sits below that leg's deepest rank.
@@ -47,6 +49,55 @@ class QueryInfo:
 
     terms: int
     cjk: bool
+    # The query's words and CJK grams, for the coverage feature.
+    words: tuple[str, ...] = ()
+    grams: tuple[str, ...] = ()
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def query_info(words: Sequence[str], cjk: Sequence[str], cjk_script: bool) -> QueryInfo:
+    """QueryInfo from a parsed query's words and CJK segments (lower-cased)."""
+    grams = tuple(dict.fromkeys(g for s in cjk for g in ([s] if len(s) < 2 else _pairs(s))))
+    terms = len(words) + sum(max(1, len(s) - 1) for s in cjk)
+    return QueryInfo(terms, cjk_script, tuple(words), grams)
+
+
+def _pairs(segment: str) -> list[str]:
+    return [segment[i : i + 2] for i in range(len(segment) - 1)]
+
+
+# Coverage reads at most this much of a document (a long note's ~10 ms per hit otherwise;
+# the train sets' documents are all shorter).
+COVERAGE_CHARS = 50_000
+
+
+def document_texts(get: Callable[..., Any], docs: Mapping[str, Any]) -> dict[str, str]:
+    """Title and text of each hit's document (``get``: a backend's get_document)."""
+    texts: dict[str, str] = {}
+    for doc_id, doc in docs.items():
+        full = get(doc_id, with_text=True)
+        body = full.text[:COVERAGE_CHARS] if full is not None else ""
+        texts[doc_id] = f"{doc.title}\n{body}"
+    return texts
+
+
+def coverage(query: QueryInfo, text: str) -> float:
+    """The share of the query's words and CJK grams that ``text`` holds. A word counts
+    when a token of the text starts with its first letters (all but two, at least four:
+    "notes" finds "note", "deployed" finds "deploy"), a rough stand-in for stemming."""
+    terms = len(query.words) + len(query.grams)
+    if not terms or not text:
+        return 0.0
+    lowered = text.lower()
+    tokens = sorted(set(_TOKEN.findall(lowered)))
+    found = sum(1 for gram in query.grams if gram in lowered)
+    for word in query.words:
+        stem = word[: max(4, len(word) - 2)]
+        at = bisect.bisect_left(tokens, stem)
+        found += at < len(tokens) and tokens[at].startswith(stem)
+    return found / terms
 
 
 def model_key(legs: Sequence[str], model_id: str | None) -> str:
@@ -63,8 +114,10 @@ def features(
     legs: Sequence[str],
     query: QueryInfo,
     position: int,
+    cover: float = 0.0,
 ) -> list[float]:
-    """The feature vector of one hit: per leg (keyword first), then the query's."""
+    """The feature vector of one hit: per leg (keyword first), then the query's and the
+    hit's coverage, the fused position last."""
     row: list[float] = []
     for leg in legs:
         part = parts.get(leg)
@@ -80,7 +133,7 @@ def features(
         row.append(math.log(float(part["rank"])))
     cjk = 1.0 if query.cjk else 0.0
     keyword_log = row[1] if legs and legs[0] == "keyword" else 0.0
-    row += [cjk, math.log1p(query.terms), cjk * keyword_log, math.log(position)]
+    row += [cjk, math.log1p(query.terms), cjk * keyword_log, cover, math.log(position)]
     return row
 
 
@@ -130,13 +183,19 @@ def calibrate(
     lists: Mapping[str, Sequence[Any]],
     query: QueryInfo,
     model_id: str | None,
+    texts: Mapping[str, str] | None = None,
 ) -> tuple[str, list[list[float]], list[float]]:
-    """(model key, feature rows, calibrated scores) for fused hits (with ``.parts``)
-    from the legs' ranked ``lists`` (hits with ``.score``, best first)."""
+    """(model key, feature rows, calibrated scores) for fused hits (with ``.parts`` and
+    ``.doc_id``) from the legs' ranked ``lists`` (hits with ``.score``, best first);
+    ``texts``: each hit's document text (title and body) by document id."""
     legs = [leg for leg in ("keyword", "semantic") if leg in lists]
     tops = {leg: float(hits[0].score) for leg, hits in lists.items() if hits}
     key = model_key(legs, model_id)
-    rows = [features(f.parts, tops, legs, query, i) for i, f in enumerate(fused, 1)]
+    texts = texts or {}
+    rows = [
+        features(f.parts, tops, legs, query, i, coverage(query, texts.get(f.doc_id, "")))
+        for i, f in enumerate(fused, 1)
+    ]
     return key, rows, monotone([probability(key, row) for row in rows])
 
 
