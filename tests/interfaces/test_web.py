@@ -185,3 +185,25 @@ def test_assets_ship_in_the_package(ana: httpx.Client) -> None:
     page = ana.get("/").text
     assert "http://" not in page and "https://" not in page  # nothing from elsewhere
     assert "<script" not in page
+
+
+def test_a_kept_original_is_offered_for_download(store: trove.Store, ana: httpx.Client) -> None:
+    kept = store.add(
+        "minutes of the march meeting",
+        namespace="ana",
+        title="Minutes",
+        original=b"%PDF-1.4 minutes",
+        original_name="minutes.pdf",
+        media_type="application/pdf",
+    )
+    page = ana.get(f"/doc/{kept}")
+    assert f'href="/doc/{kept}/original"' in page.text and "minutes.pdf" in page.text
+    got = ana.get(f"/doc/{kept}/original")
+    assert got.status_code == 200 and got.content == b"%PDF-1.4 minutes"
+    assert got.headers["content-type"] == "application/pdf"
+    assert 'filename="minutes.pdf"' in got.headers["content-disposition"]
+    plain = doc_id(store, "Rollback")
+    assert "/original" not in ana.get(f"/doc/{plain}").text
+    assert ana.get(f"/doc/{plain}/original").status_code == 404
+    with signed_in(ana.base_url.__str__().rstrip("/"), BO) as bo:  # another namespace
+        assert bo.get(f"/doc/{kept}/original").status_code == 404

@@ -11,16 +11,18 @@ in a URL; forms that change something are POSTs, and the API's Host/Origin check
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
-from ..errors import TroveError
+from ..errors import NotFound, TroveError
+from ..originals import OriginalInfo
 from .config import Rights, ServerConfig
 from .guard import Guard, error_code
+from .http_originals import headers
 from .web_views import CSP, fields, markdown, render, stylesheet
 
 COOKIE = "trove_token"
@@ -95,9 +97,11 @@ class Pages:
             if doc is None:
                 return error_page(404, "not_found", f"no document with id {doc_id!r}", common)
             links = [] if doc.deleted_at else _links(ws, doc_id)
+            original = None if doc.deleted_at else _original(ws, doc_id)
         return page(
             "doc.html",
             doc=doc,
+            original=original,
             fields=fields(doc),
             rendered=markdown(doc.text),
             links=links,
@@ -111,6 +115,19 @@ class Pages:
         with self.guard.write(who) as ws:
             ws.restore(doc_id)
         return RedirectResponse(f"/doc/{quote(doc_id, safe='')}", 303)
+
+    def original(
+        self, request: Request, who: Rights, common: dict[str, Any], doc_id: str
+    ) -> Response:
+        """The kept original of a document, streamed as a download."""
+        with self.guard.read(who) as ws:
+            info = ws.original_info(doc_id)  # NotFound (an error page) before any byte
+
+        def body() -> Iterator[bytes]:
+            with self.guard.read(who) as ws:
+                yield from ws.original_pieces(doc_id)
+
+        return StreamingResponse(body(), media_type=info.media_type, headers=headers(info))
 
     def browse(self, request: Request, who: Rights, common: dict[str, Any]) -> Response:
         query = request.query_params
@@ -162,12 +179,14 @@ def error_page(status: int, code: str, message: str, common: dict[str, Any]) -> 
 
 def add_web_routes(app: FastAPI, guard: Guard, config: ServerConfig) -> None:
     pages = Pages(guard, config)
-    views = (pages.search, pages.doc, pages.restore, pages.browse, pages.stats)
+    views = (pages.search, pages.doc, pages.restore, pages.browse, pages.stats, pages.original)
     _routes(app, config, pages.guarded, *views)
 
 
 def _routes(app: FastAPI, config: ServerConfig, guarded: Any, *views: Any) -> None:
-    search_view, doc_view, restore_view, browse_view, stats_view = (guarded(v) for v in views)
+    search_view, doc_view, restore_view, browse_view, stats_view, original_view = (
+        guarded(v) for v in views
+    )
 
     @app.get("/", include_in_schema=False)
     def search(request: Request) -> Response:
@@ -184,6 +203,10 @@ def _routes(app: FastAPI, config: ServerConfig, guarded: Any, *views: Any) -> No
     @app.get("/doc/{doc_id}", include_in_schema=False)
     def doc(request: Request, doc_id: str) -> Response:
         return doc_view(request, doc_id)
+
+    @app.get("/doc/{doc_id}/original", include_in_schema=False)
+    def original(request: Request, doc_id: str) -> Response:
+        return original_view(request, doc_id)
 
     @app.post("/doc/{doc_id}/restore", include_in_schema=False)
     def restore(request: Request, doc_id: str) -> Response:
@@ -258,6 +281,14 @@ def _browse_filters(query: Any) -> tuple[dict[str, Any] | None, str]:
     if query.get("recent"):
         return {}, "most recent"
     return None, ""
+
+
+def _original(ws: Any, doc_id: str) -> OriginalInfo | None:
+    try:
+        info: OriginalInfo = ws.original_info(doc_id)
+        return info
+    except NotFound:  # no original kept for it
+        return None
 
 
 def _links(ws: Any, doc_id: str) -> list[dict[str, Any]]:
