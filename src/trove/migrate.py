@@ -21,7 +21,7 @@ import numpy as np
 from .backends.base import Backend, EmbedderLock
 from .backends.postgres_url import is_postgres, redact
 from .errors import EmbedderMismatch, InvalidInput, NotFound
-from .models import Document
+from .models import Document, same_copy
 from .originals import copy_original
 from .timeutil import now, to_epoch
 
@@ -29,8 +29,6 @@ from .timeutil import now, to_epoch
 # end (PostgreSQL then builds its HNSW index once, far faster than row by row); the
 # table's name is kept here meanwhile, so an interrupted copy resumes into it.
 _PENDING = "migrate.vectors"
-# What must match for a destination document to count as already copied.
-_SAME = ("content_hash", "updated_at", "deleted_at", "expires_at", "title", "tags", "metadata")
 
 
 @dataclass
@@ -147,7 +145,7 @@ def _copy_batch(
     report: MigrateReport,
 ) -> None:
     present = dst.get_documents([doc.id for doc in docs])
-    todo = [doc for doc in docs if not _same(present.get(doc.id), doc)]
+    todo = [doc for doc in docs if not same_copy(present.get(doc.id), doc)]
     report.unchanged += len(docs) - len(todo)
     if not todo:
         return
@@ -170,7 +168,3 @@ def _copy_batch(
                 dst.put_vectors(table, [cid for cid, _ in pairs], matrix)
                 report.vectors += len(pairs)
     report.copied += len(todo)
-
-
-def _same(old: Document | None, new: Document) -> bool:
-    return old is not None and all(getattr(old, f) == getattr(new, f) for f in _SAME)

@@ -85,6 +85,22 @@ DOCUMENT_FIELDS = tuple(f.name for f in fields(Document))
 STAMP_FIELDS = ("id", "created_at", "updated_at", "deleted_at")
 # Kept by the store across writes of a document (a re-add does not reset its use).
 CARRIED_FIELDS = ("access_count", "last_accessed", "canonical_id")
+# What must match for a copied document (trove migrate, trove import) to count as the
+# one already stored: nothing to copy.
+_SAME_COPY = (
+    "content_hash",
+    "updated_at",
+    "deleted_at",
+    "expires_at",
+    "title",
+    "tags",
+    "metadata",
+)
+
+
+def same_copy(old: Document | None, new: Document) -> bool:
+    """Whether ``old`` (a store's copy, or None) is already ``new``."""
+    return old is not None and all(getattr(old, f) == getattr(new, f) for f in _SAME_COPY)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..backends.base import Backend, ChunkRow, EmbedderLock
 from ..errors import EmbedderMismatch, InvalidInput
-from ..models import Chunk, Document, Edge
+from ..models import Chunk, Document, Edge, same_copy
 from ..search.filters import SCOPES
 from ..timeutil import now, to_epoch
 from ..writer import chunk_row
@@ -48,8 +48,6 @@ _FIELDS = tuple(f.name for f in fields(Document))
 _PAGE = 200
 _PENDING = "import.vectors"
 _TIMES = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at", "last_accessed")
-# A stored copy that matches on these is the same document (nothing to import).
-_SAME = ("content_hash", "updated_at", "deleted_at", "expires_at", "title", "tags", "metadata")
 
 
 @dataclass
@@ -282,7 +280,7 @@ class _Sink:
         with self.backend.transaction():
             for doc, record in zip(docs, records, strict=True):
                 old = present.get(doc.id)
-                if old is not None and all(getattr(old, f) == getattr(doc, f) for f in _SAME):
+                if same_copy(old, doc):
                     self.report.unchanged += 1
                     continue
                 if old is not None and (to_epoch(old.updated_at) or 0) > (
