@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import _data
-from trove import writer
+from trove import write as writer
 from trove.embedders import Embedder, get_embedder
 
 CACHE = Path(__file__).resolve().parent / ".cache"

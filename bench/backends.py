@@ -26,7 +26,7 @@ from typing import Any
 
 import _data
 import trove
-from trove.migrate import migrate
+from trove.tools.copy import migrate
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "scifact-default.db"
 MODES = ("keyword", "semantic", "hybrid")

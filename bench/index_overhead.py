@@ -22,7 +22,7 @@ import numpy as np
 
 import _data
 import trove
-from trove import writer
+from trove import write as writer
 from trove.embedders import Embedder, get_embedder
 
 

@@ -40,7 +40,7 @@ import numpy as np
 import _data
 import _report
 import _vectors
-from trove.evaluate import measure
+from trove.tools.evaluate import measure
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers.json"
 SPLITS = {"scifact": "test", "cmrc2018": "dev"}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import _data
 import trove
-from trove import writer
+from trove import write as writer
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 # The splits reported; the fusion was chosen on the others (bench/fusion_grid.py).

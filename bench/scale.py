@@ -53,7 +53,7 @@ import _data
 import _report
 import _vectors
 import trove
-from trove import writer
+from trove import write as writer
 
 CACHE = _vectors.CACHE
 DB = CACHE / "scale.db"

@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trove.ingest.chunking import chunk_text
+from trove.chunking import chunk_text
 
 
 def spans(text: str, **kw: int) -> list[str]:

@@ -11,7 +11,7 @@ import apsw
 import pytest
 
 import trove
-from trove.backends.sqlite_schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS
+from trove.backends.sqlite.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS
 from trove.search.query import cjk_grams, parse
 
 pytestmark = pytest.mark.sqlite_only

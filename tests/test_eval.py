@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 import trove
-from trove.evaluate import EvalRun, compare, evaluate_pairs, load_beir
 from trove.interfaces.cli import cli
+from trove.tools.evaluate import EvalRun, compare, evaluate_pairs, load_beir
 
 CORPUS = [
     ("d1", "Redis", "We dropped Redis and keep the cache in process."),

@@ -102,7 +102,7 @@ def test_safe_name(name: str, safe: str) -> None:
 
 
 def test_migrate_and_backup_carry_originals(tmp_path: Path, pg_target: str) -> None:
-    from trove.migrate import migrate
+    from trove.tools.copy import migrate
     from trove.transfer.backup import backup
 
     src = tmp_path / "src.db"

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 import trove
 from trove import EmbedderMismatch, NotATroveStore, SchemaTooNew, StoreError
-from trove.backends import postgres_text
-from trove.backends.postgres_schema import LATEST_VERSION
-from trove.backends.postgres_url import parse, redact
+from trove.backends.postgres import text as postgres_text
+from trove.backends.postgres.schema import LATEST_VERSION
+from trove.backends.postgres.url import parse, redact
 
 SECRET = "s3cr3t-Pa55"
 ANIMALS = [

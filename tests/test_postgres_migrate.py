@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import trove
 from trove import EmbedderMismatch, NotFound
 from trove.interfaces.cli import cli
-from trove.migrate import migrate
+from trove.tools.copy import migrate
 
 QUERIES = ["kitten on a mat", "rocket fuel", "postman", "tea leaves", "park"]
 

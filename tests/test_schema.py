@@ -10,7 +10,7 @@ import pytest
 
 import trove
 from trove import NotATroveStore, SchemaTooNew, StoreError
-from trove.backends.sqlite_schema import APPLICATION_ID, LATEST_VERSION
+from trove.backends.sqlite.schema import APPLICATION_ID, LATEST_VERSION
 
 # The SQLite file format itself; tests/test_postgres*.py cover the PostgreSQL schema.
 pytestmark = pytest.mark.sqlite_only

@@ -23,8 +23,8 @@ LAYERS = {
     "trove.search": "search",
     "trove.backends": "backends",
     "trove.store": "store",
-    "trove.writer": "write",
-    "trove.embedding": "write",
+    "trove.write": "write",
+    "trove.embedders.vectorizer": "write",
     "trove.workspace": "workspace",
     "trove.ingest": "ingest",
 }
@@ -60,7 +60,7 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
                 parts = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parts + ([node.module] if node.module else []))
             subs = {f"{base}.{alias.name}" for alias in node.names} & known.keys()
-            # ``from trove import writer`` imports trove.writer; ``from trove.x import f``
+            # ``from trove import writer`` imports trove.write; ``from trove.x import f``
             # imports trove.x.
             found.update(subs or {base})
     return {m for m in found if m in known and m != name}

@@ -10,11 +10,9 @@
 from __future__ import annotations
 
 import os
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
+from trove.errors import (
     CorruptStore,
     EmbedderError,
     EmbedderMismatch,
@@ -31,17 +29,18 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .evaluate import EvalRun, evaluate, evaluate_pairs
-    from .models import Chunk, Document, Edge, Hit, Page, Stats
-    from .store import Store
-    from .workspace import Workspace
-    from .writer import WriteResult
+    from trove.models import Chunk, Document, Edge, Hit, Page, Stats
+    from trove.store import Store
+    from trove.tools.evaluate import EvalRun, evaluate, evaluate_pairs
+    from trove.workspace import Workspace
+    from trove.write import WriteResult
 
 # Public names imported when first used: ``import trove`` stays cheap (no numpy, no
 # store), so a CLI command, an MCP server or a script starts in tens of milliseconds.
 _LAZY = {
-    "EvalRun": "evaluate",
-    "evaluate_pairs": "evaluate",
+    "EvalRun": "tools.evaluate",
+    "evaluate": "tools.evaluate",
+    "evaluate_pairs": "tools.evaluate",
     "Chunk": "models",
     "Document": "models",
     "Edge": "models",
@@ -50,27 +49,8 @@ _LAZY = {
     "Stats": "models",
     "Store": "store",
     "Workspace": "workspace",
-    "WriteResult": "writer",
+    "WriteResult": "write",
 }
-
-
-class _Package(types.ModuleType):
-    """``trove.evaluate`` is a function that shares its name with its module: importing
-    the module (the CLI does) sets the package's attribute to the module, unless a data
-    descriptor on the package's class keeps the function in its place."""
-
-    @property
-    def evaluate(self) -> Any:
-        from .evaluate import evaluate
-
-        return evaluate
-
-    @evaluate.setter
-    def evaluate(self, _module: Any) -> None:
-        pass
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
@@ -101,9 +81,9 @@ def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any)
     search and get; default ``$TROVE_RECORD_RETRIEVALS``). They are checked before
     anything is created, and an open that fails leaves no file behind.
     """
-    from .backends.base import Backend
-    from .backends.postgres_url import is_postgres
-    from .opening import check_options, is_new_file, remove_created, require_existing
+    from trove.backends.base import Backend
+    from trove.backends.postgres.url import is_postgres
+    from trove.opening import check_options, is_new_file, remove_created, require_existing
 
     check_options(options)
     busy = options.pop("busy_timeout_ms", 5000)
@@ -111,10 +91,10 @@ def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any)
     backend: Backend
     if is_postgres(path):
         # Imported only here: the core never needs psycopg (the ``postgres`` extra).
-        from .backends.postgres import PostgresBackend
+        from trove.backends.postgres.backend import PostgresBackend
 
         return _with(PostgresBackend(path), options)
-    from .backends.sqlite import SQLiteBackend
+    from trove.backends.sqlite.backend import SQLiteBackend
 
     new = is_new_file(path)
     if new and not create:
@@ -135,7 +115,7 @@ def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any)
 
 
 def _with(backend: Any, options: dict[str, Any]) -> Store:
-    from .store import Store
+    from trove.store import Store
 
     try:
         return Store(backend, **options)

@@ -10,12 +10,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidInput, InvalidQuery
-from .models import Document, Hit
-from .search.variants import SearchResults, Variant, clean, fused_search
+from trove.errors import InvalidInput, InvalidQuery
+from trove.models import Document, Hit
+from trove.search.variants import SearchResults, Variant, clean, fused_search
 
 if TYPE_CHECKING:
-    from .store import Store
+    from trove.store import Store
 
 SETTINGS = {"expand": ("off", "llm"), "enrich": ("off", "on")}
 _SETTING_PREFIX = "config."
@@ -32,7 +32,7 @@ def settings(store: Store, **changes: str | None) -> dict[str, str]:
         if value is not None and value not in SETTINGS[name]:
             raise InvalidInput(f"{name} must be one of {', '.join(SETTINGS[name])}")
         if name == "enrich" and value == "on":
-            from .enrich import enrichments
+            from trove.enrich import enrichments
 
             if enrichments(store) is None:
                 raise InvalidInput("enrichment needs a SQLite store")
@@ -73,7 +73,7 @@ def search_variants(
     runs = [Variant(text) for text in clean(query, variants)]
     warning = None
     if llm:
-        from .expansion import expand
+        from trove.expansion import expand
 
         mode = options.get("mode") or ("hybrid" if store.has_embedder else "keyword")
         expansion = expand(store, query, semantic=mode != "keyword" and store.has_embedder)

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from .errors import StoreError
+from trove.errors import StoreError
 
 if TYPE_CHECKING:
-    from .store import Store
+    from trove.store import Store
 
 
 @dataclass

@@ -15,18 +15,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidQuery
-from .llm import LLMError, strings
-from .models import Chunk, Hit
-from .search import snippet
-from .search.filters import Filters
-from .search.query import parse
-from .search.variants import Variant, fuse
-from .timeutil import now
+from trove.errors import InvalidQuery
+from trove.llm import LLMError, strings
+from trove.models import Chunk, Hit
+from trove.search import snippet
+from trove.search.filters import Filters
+from trove.search.query import parse
+from trove.search.variants import Variant, fuse
+from trove.timeutil import now
 
 if TYPE_CHECKING:
-    from .backends.sqlite_enrich import Enrichments
-    from .store import Store
+    from trove.backends.sqlite.enrich import Enrichments
+    from trove.store import Store
 
 SYSTEM = """\
 You index documents for a search engine. Answer with one JSON object and nothing else: \
@@ -41,11 +41,11 @@ _FLAG_TTL = 2.0
 
 
 def enrichments(store: Store) -> Enrichments | None:
-    from .backends.sqlite import SQLiteBackend
+    from trove.backends.sqlite.backend import SQLiteBackend
 
     if not isinstance(store.backend, SQLiteBackend):
         return None
-    from .backends.sqlite_enrich import Enrichments
+    from trove.backends.sqlite.enrich import Enrichments
 
     return Enrichments(store.backend)
 
@@ -53,7 +53,7 @@ def enrichments(store: Store) -> Enrichments | None:
 def wanted(store: Store, enrich: bool | None) -> bool:
     """Whether a write enriches: the caller's choice, else the store's setting."""
     if enrich is None:
-        from .agent import setting
+        from trove.agent import setting
 
         enrich = setting(store, "enrich") == "on"
     if enrich and enrichments(store) is None:
@@ -155,7 +155,7 @@ def _provenance(hit: Hit, explain: bool) -> Hit:
 def _enriched(
     store: Store, rows: Enrichments, query: str, limit: int, options: dict[str, Any]
 ) -> list[Hit]:
-    from .store import _hit
+    from trove.store import _hit
 
     match = parse(query).word_match()
     if not match:

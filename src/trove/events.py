@@ -14,8 +14,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .errors import InvalidInput
-from .models import Document, Hit
+from trove.errors import InvalidInput
+from trove.models import Document, Hit
 
 EVENT_KINDS = ("written", "updated", "deleted", "restored", "purged", "retrieved")
 log = logging.getLogger("trove.events")

@@ -15,11 +15,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .llm import ChatModel, LLMError, strings
-from .search.variants import MAX_VARIANTS, Variant, normalize
+from trove.llm import ChatModel, LLMError, strings
+from trove.search.variants import MAX_VARIANTS, Variant, normalize
 
 if TYPE_CHECKING:
-    from .store import Store
+    from trove.store import Store
 
 CACHE_PREFIX = "llm.expand:"
 # Few: each variant is one more search; three keyword and two paraphrase ones covered

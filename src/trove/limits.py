@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import ContentTooLarge
-from .search import budget
+from trove.errors import ContentTooLarge
+from trove.search import budget
 
 DEFAULT_MAX_CONTENT_TOKENS = 2048
 DEFAULT_MAX_RESULT_TOKENS = 4096

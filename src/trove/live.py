@@ -1,6 +1,6 @@
 """A live feed of a store's events, for SSE, MCP notifications and ``trove events``.
 
-On SQLite, changes come from the file's event log (:mod:`trove.backends.sqlite_events`),
+On SQLite, changes come from the file's event log (:mod:`trove.backends.sqlite.events`),
 so writes by every process sharing the file are heard, in commit order, and a write that
 rolled back is never heard. Elsewhere (PostgreSQL) they come from this process's own
 writes. ``retrieved`` events (reads) are never logged: they come from this process.
@@ -16,12 +16,12 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidInput
-from .events import EVENT_KINDS
+from trove.errors import InvalidInput
+from trove.events import EVENT_KINDS
 
 if TYPE_CHECKING:
-    from .backends.sqlite_events import EventLog
-    from .store import Store
+    from trove.backends.sqlite.events import EventLog
+    from trove.store import Store
 
 # How often the file's log is read: a read of an index range, cheap, and the delay an
 # event from another process can wait before it is seen.
@@ -29,10 +29,10 @@ POLL_SECONDS = 0.05
 
 
 def event_log(store: Store) -> EventLog | None:
-    from .backends.sqlite import SQLiteBackend
+    from trove.backends.sqlite.backend import SQLiteBackend
 
     if isinstance(store.backend, SQLiteBackend):
-        from .backends.sqlite_events import EventLog
+        from trove.backends.sqlite.events import EventLog
 
         return EventLog(store.backend)
     return None

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidInput, MissingDependency, TroveError
+from trove.errors import InvalidInput, MissingDependency, TroveError
 
 if TYPE_CHECKING:
     import httpx

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .timeutil import now, to_epoch
+from trove.timeutil import now, to_epoch
 
 # Search modes; here, not in store.py, so the CLI can list them without loading the store.
 MODES = ("keyword", "semantic", "hybrid")

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .errors import InvalidInput, StoreError
-from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
+from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
+from trove.errors import InvalidInput, StoreError
 
 # The chunker's own lower bound (ingest.chunking.chunk_text).
 MIN_CHUNK_CHARS = 20
@@ -49,7 +49,7 @@ def accepted_options() -> frozenset[str]:
     signature, so a new Store option needs no second list here) and the backend's."""
     import inspect
 
-    from .store import Store
+    from trove.store import Store
 
     parameters = inspect.signature(Store.__init__).parameters
     store_options = {p.name for p in parameters.values() if p.kind is p.KEYWORD_ONLY}

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .errors import ContentTooLarge, InvalidInput, NotFound
+from trove.errors import ContentTooLarge, InvalidInput, NotFound
 
 if TYPE_CHECKING:
-    from .store import Store
+    from trove.store import Store
 
 PIECE = 1 << 20
 # Default bound on one original; TROVE_MAX_ORIGINAL_BYTES or Store(max_original_bytes=).

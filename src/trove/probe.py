@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidInput
+from trove.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from .store import Store
-    from .workspace import Workspace
+    from trove.store import Store
+    from trove.workspace import Workspace
 
 KS = (1, 5, 10)
 MAX_PAIRS = 200

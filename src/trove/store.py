@@ -14,34 +14,35 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from . import originals, validate, writer
-from .agent import purgeable
-from .backends.base import Backend, KeywordHit
-from .embedders.base import Embedder, scripts_of
-from .embedding import AUTO, EmbedderSpec, Vectorizer
-from .enrich import wanted, with_enrichment
-from .errors import InvalidInput, InvalidQuery, NotFound
-from .events import EVENT_KINDS, Events
-from .expansion import CacheCounts
-from .ingest import ownership
-from .ingest.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
-from .llm import ChatModel
-from .memory import atomic, canonical, entry, lifecycle, own_vectors, upsert
-from .memory.access import AccessRecorder
-from .memory.clusters import Clusters
-from .models import MODES, Chunk, Document, Edge, Hit, Page, Stats
-from .search import budget, calibration, memory_rank, snippet, snippet_text
-from .search.bounds import bounded
-from .search.filters import Filters
-from .search.query import ParsedQuery, parse
-from .search.ranking import FUSIONS, fuse
-from .search.variants import SearchResults
-from .timeutil import TimeLike, now, to_epoch
-from .writer import WriteResult
+from trove import originals, validate
+from trove import write as writer
+from trove.agent import purgeable
+from trove.backends.base import Backend, KeywordHit
+from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
+from trove.embedders.base import Embedder, scripts_of
+from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
+from trove.enrich import wanted, with_enrichment
+from trove.errors import InvalidInput, InvalidQuery, NotFound
+from trove.events import EVENT_KINDS, Events
+from trove.expansion import CacheCounts
+from trove.ingest import ownership
+from trove.llm import ChatModel
+from trove.memory import atomic, canonical, entry, lifecycle, own_vectors, upsert
+from trove.memory.access import AccessRecorder
+from trove.memory.clusters import Clusters
+from trove.models import MODES, Chunk, Document, Edge, Hit, Page, Stats
+from trove.search import budget, calibration, memory_rank, snippet, snippet_text
+from trove.search.bounds import bounded
+from trove.search.filters import Filters
+from trove.search.query import ParsedQuery, parse
+from trove.search.ranking import FUSIONS, fuse
+from trove.search.variants import SearchResults
+from trove.timeutil import TimeLike, now, to_epoch
+from trove.write import WriteResult
 
 if TYPE_CHECKING:
-    from .ingest.walk import IngestReport
-    from .workspace import Workspace
+    from trove.ingest.walk import IngestReport
+    from trove.workspace import Workspace
 
 # Hybrid: each retriever contributes its top documents to the fusion.
 _FUSION_DEPTH = 200
@@ -107,7 +108,7 @@ class Store:
 
     def close(self) -> None:
         """Close the store; using it afterwards raises ``StoreError`` (closing again is fine)."""
-        from .opening import ClosedBackend
+        from trove.opening import ClosedBackend
 
         if isinstance(self._llm, ChatModel):
             self._llm.close()
@@ -157,7 +158,7 @@ class Store:
 
     def enrichment(self, doc_id: str) -> dict[str, Any] | None:
         """A document's write-time enrichment (``status``: done, failed or stale), or None."""
-        from .enrich import enrichments
+        from trove.enrich import enrichments
 
         rows = enrichments(self)
         return None if rows is None else rows.get(doc_id)
@@ -165,7 +166,7 @@ class Store:
     def settings(self, **changes: str | None) -> dict[str, str]:
         """The store's own defaults (kept in the file), after applying ``changes``:
         ``expand`` (``llm`` or ``off``) and ``enrich`` (``on`` or ``off``)."""
-        from .agent import settings
+        from trove.agent import settings
 
         return settings(self, **changes)
 
@@ -242,7 +243,7 @@ class Store:
             doc_id = self.write_many([record], on_conflict=on_conflict)[0].id
             originals.attach(self, doc_id, original, original_name, media_type)
         if enrich is not False and wanted(self, enrich):
-            from .enrich import enrich as enrich_now
+            from trove.enrich import enrich as enrich_now
 
             enrich_now(self, [doc_id])
         return doc_id
@@ -281,7 +282,7 @@ class Store:
             self, items, batch_size=batch_size, author_tier=tier, on_conflict=on_conflict
         )
         if enriching:
-            from .enrich import enrich as enrich_now
+            from trove.enrich import enrich as enrich_now
 
             enrich_now(self, [r.id for r in results if r.action != "unchanged"])
         return results
@@ -452,7 +453,7 @@ class Store:
 
     def workspace(self, namespace: str = "default", **rights: Any) -> Workspace:
         """This store as one caller sees it: see :class:`trove.workspace.Workspace`."""
-        from .workspace import Workspace
+        from trove.workspace import Workspace
 
         return Workspace(self, namespace, **rights)
 
@@ -508,7 +509,7 @@ class Store:
         return doc
 
     def _expand_default(self) -> int | str:
-        from .agent import expand_default
+        from trove.agent import expand_default
 
         return expand_default(self)
 
@@ -597,7 +598,7 @@ class Store:
             where = Filters.build(**filters)
             found = SearchResults(own_vectors.search(self, vector, where, limit, explain))
         elif variants or expand == "llm":
-            from .agent import search_variants
+            from trove.agent import search_variants
 
             options = dict(filters, mode=mode, raw=raw)
             found = search_variants(
@@ -816,7 +817,7 @@ class Store:
         and ``records`` (the JSON field mapping), ``workers``, ``progress`` (called with
         an ``IngestProgress``). See :func:`trove.ingest.walk.ingest`.
         """
-        from .ingest.walk import ingest
+        from trove.ingest.walk import ingest
 
         return ingest(self, path, **options)
 

@@ -7,7 +7,7 @@ import math
 import time
 from datetime import date, datetime, timezone
 
-from .errors import InvalidInput
+from trove.errors import InvalidInput
 
 TimeLike = str | int | float | datetime | date
 # Epoch seconds of 0001-01-01 and 9999-12-31T23:59:59Z: the times ISO-8601 can write.

@@ -14,7 +14,7 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import InvalidInput, TroveError
+from trove.errors import InvalidInput, TroveError
 
 # Search results and pages: more than this is a scan, not a search.
 MAX_LIMIT = 1000

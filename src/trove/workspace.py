@@ -17,14 +17,14 @@ import builtins
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import Forbidden, InvalidInput, NotFound
-from .ingest.ownership import owning_file
-from .limits import check_content
-from .models import Document, Edge, Hit, Page, Stats
-from .originals import Original, OriginalInfo
+from trove.errors import Forbidden, InvalidInput, NotFound
+from trove.ingest.ownership import owning_file
+from trove.limits import check_content
+from trove.models import Document, Edge, Hit, Page, Stats
+from trove.originals import Original, OriginalInfo
 
 if TYPE_CHECKING:
-    from .store import Store
+    from trove.store import Store
 
 # Fields a caller may never send: the workspace decides them, and a value the caller
 # believes was applied but was not is worse than a refusal.
@@ -236,7 +236,7 @@ class Workspace:
             raise Forbidden("writes are not allowed for this caller")
 
     def _id_for(self, fields: Mapping[str, Any]) -> str:
-        from . import writer
+        from trove import write as writer
 
         return writer.prepare(fields).id
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import apsw
 
 import trove
-from trove.backends.sqlite_schema import LATEST_VERSION
+from trove.backends.sqlite.schema import LATEST_VERSION
 
 
 def test_a_schema_6_store_gains_the_memory_fields(tmp_path: Path) -> None:

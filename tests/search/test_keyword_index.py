@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import trove
-from trove.search import keyword
+from trove.backends.sqlite import keyword
 from trove.search.query import parse
 
 WORDS = [

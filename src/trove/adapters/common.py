@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InvalidQuery
-from ..models import Document, Hit
-from ..search.filters import Filters
-from ..timeutil import now
+from trove.errors import InvalidQuery
+from trove.models import Document, Hit
+from trove.search.filters import Filters
+from trove.timeutil import now
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 PROVENANCE = (
     "source",

@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidQuery, MissingDependency
-from ..ids import document_id
-from ..models import Document as TroveDocument
-from ..store import Store
-from .common import chunk_vectors, provenance, search_vector
+from trove.adapters.common import chunk_vectors, provenance, search_vector
+from trove.errors import InvalidQuery, MissingDependency
+from trove.ids import document_id
+from trove.models import Document as TroveDocument
+from trove.store import Store
 
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -42,7 +42,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingDependency("langchain-core", "langchain", "the LangChain adapter") from exc
 
-from ..embedders.base import Embedder, l2_normalize
+from trove.embedders.base import Embedder, l2_normalize
 
 SOURCE = "langchain"
 _SEARCH_OPTIONS = ("mode", "filter")

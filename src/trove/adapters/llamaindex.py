@@ -21,11 +21,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import InvalidQuery, MissingDependency
-from ..ids import document_id
-from ..models import Document
-from ..store import Store
-from .common import provenance, search_vector
+from trove.adapters.common import provenance, search_vector
+from trove.errors import InvalidQuery, MissingDependency
+from trove.ids import document_id
+from trove.models import Document
+from trove.store import Store
 
 try:
     from llama_index.core.bridge.pydantic import PrivateAttr

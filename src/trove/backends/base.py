@@ -14,10 +14,10 @@ from typing import IO, Any, Protocol
 
 import numpy as np
 
-from ..models import Chunk, Document, Edge
-from ..originals import OriginalInfo
-from ..search.filters import Filters
-from ..search.query import ParsedQuery
+from trove.models import Chunk, Document, Edge
+from trove.originals import OriginalInfo
+from trove.search.filters import Filters
+from trove.search.query import ParsedQuery
 
 
 @dataclass(frozen=True)

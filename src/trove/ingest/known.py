@@ -25,11 +25,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..backends.base import FileStat
-from .readers import split_source_id
+from trove.backends.base import FileStat
+from trove.ingest.readers import split_source_id
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 _MANIFEST = "ingest.file:"
 

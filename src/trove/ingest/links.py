@@ -13,10 +13,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from .readers import format_for
+from trove.ingest.readers import format_for
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 EDGE_TYPE = "links_to"
 

@@ -14,8 +14,8 @@ import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..backends.base import Backend
-    from ..models import Document
+    from trove.backends.base import Backend
+    from trove.models import Document
 
 _OWNED = "ingest.source:"
 _EDITED = "ingest.edited:"
@@ -38,7 +38,7 @@ def owning_file(backend: Backend, doc: Document) -> str | None:
         return None
     if backend.get_meta(_key(_OWNED, doc.namespace, doc.source)) is None:
         return None
-    from .readers import split_source_id  # the readers (parsers) load only when needed
+    from trove.ingest.readers import split_source_id  # the readers (parsers) load only when needed
 
     return split_source_id(doc.source_id)[0]
 

@@ -19,8 +19,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ..errors import MissingDependency
-from .readers import BY_NAME, Corrupt, ReadOptions, Record, RecordError, Unreadable
+from trove.errors import MissingDependency
+from trove.ingest.readers import BY_NAME, Corrupt, ReadOptions, Record, RecordError, Unreadable
 
 # Fewer heavy files than this are parsed inline: spawned workers take ~1 s to start
 # (each imports trove and the format's library), the cost of parsing ~100 PDFs.

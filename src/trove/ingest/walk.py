@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import originals, writer
-from ..backends.base import FileStat
-from ..errors import (
+from trove import originals
+from trove import write as writer
+from trove.backends.base import FileStat
+from trove.errors import (
     EmbedderError,
     EmbedderMismatch,
     MissingDependency,
@@ -36,14 +37,13 @@ from ..errors import (
     StoreError,
     TroveError,
 )
-from ..ids import document_id
-from ..timeutil import to_iso
-from . import ownership
-from .files import DEFAULT_MAX_BYTES, FileEntry, list_files
-from .known import Known
-from .links import LinkIndex, sync_links
-from .parse import Parsed, Parser, default_workers
-from .readers import (
+from trove.ids import document_id
+from trove.ingest import ownership
+from trove.ingest.files import DEFAULT_MAX_BYTES, FileEntry, list_files
+from trove.ingest.known import Known
+from trove.ingest.links import LinkIndex, sync_links
+from trove.ingest.parse import Parsed, Parser, default_workers
+from trove.ingest.readers import (
     BY_NAME,
     Corrupt,
     Format,
@@ -54,11 +54,12 @@ from .readers import (
     format_for,
     split_source_id,
 )
-from .readers.records import field_map, keyed_hash
-from .report import UNSUPPORTED, IngestProgress, IngestReport, ProgressCallback
+from trove.ingest.readers.records import field_map, keyed_hash
+from trove.ingest.report import UNSUPPORTED, IngestProgress, IngestReport, ProgressCallback
+from trove.timeutil import to_iso
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 __all__ = ["DEFAULT_MAX_BYTES", "IngestProgress", "IngestReport", "ingest"]
 

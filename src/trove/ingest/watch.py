@@ -13,12 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import InvalidInput, MissingDependency, NotFound
-from .files import hidden
-from .report import IngestReport
+from trove.errors import InvalidInput, MissingDependency, NotFound
+from trove.ingest.files import hidden
+from trove.ingest.report import IngestReport
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 # How long the folder must be quiet before a burst of changes is ingested.
 DEFAULT_DEBOUNCE_MS = 300
@@ -53,7 +53,7 @@ def watch(
     folder = folder.resolve()
     if "only" in options or "sync" in options:
         raise InvalidInput("watch always syncs the whole folder; do not pass only or sync")
-    from .walk import ingest  # here: the CLI imports this module for its defaults
+    from trove.ingest.walk import ingest  # here: the CLI imports this module for its defaults
 
     report = on_report or (lambda _: None)
     watching = False
@@ -91,7 +91,9 @@ class _Filter:
     been either); not hidden entries, nor the store's own files if they live here."""
 
     def __init__(self, folder: Path) -> None:
-        from .readers import format_for  # here: the CLI imports this module for its defaults
+        from trove.ingest.readers import (
+            format_for,  # here: the CLI imports this module for its defaults
+        )
 
         self.folder = folder
         self.format_for = format_for

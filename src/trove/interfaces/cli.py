@@ -16,14 +16,13 @@ from rich.table import Table
 from rich.text import Text
 
 import trove
-
-from ..backends.postgres_url import is_postgres, redact
-from ..errors import NotFound, TroveError
-from ..models import Hit
-from ..search import snippet
-from ..search.calibration import FLOOR
-from .argv import reorder
-from .guard import error_code
+from trove.backends.postgres.url import is_postgres, redact
+from trove.errors import NotFound, TroveError
+from trove.interfaces.argv import reorder
+from trove.interfaces.guard import error_code
+from trove.models import Hit
+from trove.search import snippet
+from trove.search.calibration import FLOOR
 
 F = TypeVar("F", bound=Callable[..., Any])
 # soft_wrap: lines are never broken at the console width (piped output stays one line
@@ -347,7 +346,7 @@ def get(
 ) -> None:
     """Print a document's text exactly as stored (--json: with its provenance)."""
     if original or output is not None:
-        from .cli_originals import get_original
+        from trove.interfaces.cli_originals import get_original
 
         return get_original(ctx, doc_id, output, as_json)
     with open_store(ctx, create=False) as kb:
@@ -497,7 +496,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
 
 # Commands that live in their own modules register themselves on import.
-from . import (  # noqa: E402, F401
+from trove.interfaces import (  # noqa: E402, F401
     cli_agent,
     cli_check,
     cli_edit,
@@ -508,7 +507,7 @@ from . import (  # noqa: E402, F401
     cli_migrate,
     cli_serve,
 )
-from . import cli_transfer as _transfer  # noqa: E402, F401
+from trove.interfaces import cli_transfer as _transfer  # noqa: E402, F401
 
 
 def main() -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import click
 
-from ..events import EVENT_KINDS
-from ..live import EventFeed
-from ..probe import pairs_from_lines, probe, save_pairs
-from .cli import cli, console, emit, json_option, open_store
+from trove.events import EVENT_KINDS
+from trove.interfaces.cli import cli, console, emit, json_option, open_store
+from trove.live import EventFeed
+from trove.probe import pairs_from_lines, probe, save_pairs
 
 
 @cli.command()
@@ -63,7 +63,7 @@ def enrich(ctx: click.Context, missing: bool, as_json: bool) -> None:
             raise click.ClickException(
                 "no LLM configured: set TROVE_LLM=openai:MODEL (and TROVE_LLM_BASE_URL)"
             )
-        from ..enrich import enrich_missing  # here: `trove --help` stays numpy-free
+        from trove.enrich import enrich_missing  # here: `trove --help` stays numpy-free
 
         counts = enrich_missing(kb)
     if as_json:

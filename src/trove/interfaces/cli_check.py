@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..check import check as run_checks
-from .cli import cli, emit, json_option, open_store
+from trove.check import check as run_checks
+from trove.interfaces.cli import cli, emit, json_option, open_store
 
 
 @cli.command()

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .cli import _pairs, cli, console, emit, json_option, open_store
+from trove.interfaces.cli import _pairs, cli, console, emit, json_option, open_store
 
 
 @cli.command()

@@ -13,8 +13,10 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..errors import TroveError
-from ..evaluate import (
+from trove.errors import TroveError
+from trove.interfaces.cli import cli, console, emit, errors, json_option, open_store
+from trove.models import MODES
+from trove.tools.evaluate import (
     MEASURES,
     PAIR_KS,
     EvalRun,
@@ -24,8 +26,6 @@ from ..evaluate import (
     evaluate_pairs,
     read_pairs,
 )
-from ..models import MODES
-from .cli import cli, console, emit, errors, json_option, open_store
 
 
 @cli.command("eval")

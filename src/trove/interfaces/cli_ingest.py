@@ -20,10 +20,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ..ingest.files import DEFAULT_MAX_BYTES
-from ..ingest.report import UNSUPPORTED, IngestProgress, IngestReport
-from ..ingest.watch import DEFAULT_DEBOUNCE_MS
-from .cli import cli, console, emit, errors, json_option, open_store
+from trove.ingest.files import DEFAULT_MAX_BYTES
+from trove.ingest.report import UNSUPPORTED, IngestProgress, IngestReport
+from trove.ingest.watch import DEFAULT_DEBOUNCE_MS
+from trove.interfaces.cli import cli, console, emit, errors, json_option, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Problems listed one by one before the rest are only counted (--json lists them all).
@@ -152,7 +152,7 @@ def watch(ctx: click.Context, path: Path, debounce: int, as_json: bool, **option
     """Keep the store in step with PATH: ingest it, then every change (Ctrl-C stops).
 
     Deleted files are tombstoned and renamed files keep their documents."""
-    from ..ingest.watch import watch as watch_folder
+    from trove.ingest.watch import watch as watch_folder
 
     arguments = _library_options(options)
 

@@ -6,7 +6,15 @@ from typing import Any
 
 import click
 
-from .cli import cli, emit, errors, format_option, json_option, open_store, tsv_line
+from trove.interfaces.cli import (
+    cli,
+    emit,
+    errors,
+    format_option,
+    json_option,
+    open_store,
+    tsv_line,
+)
 
 
 @cli.command("list")

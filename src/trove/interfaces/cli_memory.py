@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .cli import cli, console, emit, json_option, open_store
+from trove.interfaces.cli import cli, console, emit, json_option, open_store
 
 
 @cli.command()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..backends.postgres_url import redact
-from ..errors import TroveError
-from .cli import cli, console, emit, errors, json_option
+from trove.backends.postgres.url import redact
+from trove.errors import TroveError
+from trove.interfaces.cli import cli, console, emit, errors, json_option
 
 
 @cli.command()
@@ -18,8 +18,8 @@ from .cli import cli, console, emit, errors, json_option
 def migrate(src: str, dst: str, batch_size: int, as_json: bool) -> None:
     """Copy the store at SRC into DST (a file path or a postgresql:// URL), vectors
     included; running it again after an interruption resumes."""
-    from ..migrate import migrate as copy_store  # here: `trove --help` stays numpy-free
-    from ..migrate import total_documents
+    from trove.tools.copy import migrate as copy_store  # here: `trove --help` stays numpy-free
+    from trove.tools.copy import total_documents
 
     try:
         total = total_documents(src) if not as_json and errors.is_terminal else None

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from .. import originals
-from .cli import emit, open_store
+from trove import originals
+from trove.interfaces.cli import emit, open_store
 
 
 def get_original(ctx: click.Context, doc_id: str, output: Path | None, as_json: bool) -> None:

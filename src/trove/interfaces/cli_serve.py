@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 
 import click
 
-from ..backends.postgres_url import redact
-from ..errors import TroveError
-from .cli import cli, open_store
-from .config import ServerConfig
+from trove.backends.postgres.url import redact
+from trove.errors import TroveError
+from trove.interfaces.cli import cli, open_store
+from trove.interfaces.config import ServerConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -79,7 +79,7 @@ def serve(ctx: click.Context, config_path: Path | None, create: bool, **flags: A
     """Serve the HTTP JSON API (OpenAPI schema at /openapi.json, docs at /docs)."""
     config = _config(config_path, flags)
     with open_store(ctx, create=create) as kb:
-        from .http import serve as run
+        from trove.interfaces.http import serve as run
 
         config.check_bind(config.host)
         where = f"http://{config.host}:{config.port}"
@@ -105,7 +105,7 @@ def mcp(
     """Run the MCP server: knowledge tools for agents, in one fixed workspace."""
     config = _config(config_path, flags)
     with open_store(ctx, create=create) as kb:
-        from . import mcp as server
+        from trove.interfaces import mcp as server
 
         if transport == "stdio":
             server.run_stdio(kb, config)

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..errors import TroveError
-from .cli import cli, emit, errors, json_option, open_store
+from trove.errors import TroveError
+from trove.interfaces.cli import cli, emit, errors, json_option, open_store
 
 IMPORT_FORMATS = ("auto", "trove", "chatgpt", "claude", "mcp-memory", "slack")
 
@@ -35,8 +35,8 @@ def export(
     ctx: click.Context, target: Path, fmt: str, deleted: bool, vectors: bool, as_json: bool
 ) -> None:
     """Write the whole store to TARGET: every document and field, and the edges."""
-    from ..transfer.jsonl import export_jsonl
-    from ..transfer.vault import export_markdown
+    from trove.transfer.jsonl import export_jsonl
+    from trove.transfer.vault import export_markdown
 
     with open_store(ctx) as kb:
         try:
@@ -74,8 +74,8 @@ def export(
 @click.pass_context
 def import_(ctx: click.Context, source: Path, fmt: str, namespace: str, as_json: bool) -> None:
     """Read SOURCE into the store; importing it again updates in place."""
-    from ..transfer.importers import detect, run_importer
-    from ..transfer.jsonl import import_jsonl
+    from trove.transfer.importers import detect, run_importer
+    from trove.transfer.jsonl import import_jsonl
 
     with open_store(ctx) as kb:
         try:
@@ -112,7 +112,7 @@ def import_(ctx: click.Context, source: Path, fmt: str, namespace: str, as_json:
 def backup(ctx: click.Context, dest: Path, as_json: bool) -> None:
     """Copy the store to DEST (a new file) while others keep writing; restore by copying
     DEST back in place of the store, or point --db at it."""
-    from ..transfer.backup import backup as copy
+    from trove.transfer.backup import backup as copy
 
     try:
         pages = copy(ctx.obj["db"], dest)

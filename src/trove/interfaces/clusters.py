@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import Forbidden, InvalidInput, NotFound
-from ..memory.clusters import Cluster
-from ..workspace import Workspace
+from trove.errors import Forbidden, InvalidInput, NotFound
+from trove.memory.clusters import Cluster
+from trove.workspace import Workspace
 
 ACTIONS = ("create", "get", "list", "update", "decide", "add", "remove", "delete")
 

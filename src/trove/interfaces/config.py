@@ -47,8 +47,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingDependency, TroveError
-from ..limits import DEFAULT_MAX_CONTENT_TOKENS, DEFAULT_MAX_RESULT_TOKENS
+from trove.errors import MissingDependency, TroveError
+from trove.limits import DEFAULT_MAX_CONTENT_TOKENS, DEFAULT_MAX_RESULT_TOKENS
 
 DEFAULT_PORT = 8765
 DEFAULT_MAX_BODY = 1024 * 1024
@@ -261,7 +261,7 @@ def _token(defaults: Rights, entry: Any, origin: str) -> Token:
     rights = _rights(defaults, entry, origin)
     tier = _typed(entry, "author_tier", str, origin)
     if tier is not None:
-        from ..writer import AUTHOR_TIERS
+        from trove.write import AUTHOR_TIERS
 
         if tier not in AUTHOR_TIERS:
             raise ConfigError(f"{origin}: author_tier must be one of {', '.join(AUTHOR_TIERS)}")

@@ -18,10 +18,10 @@ from typing import Annotated, Any
 from fastapi import FastAPI, Header, Query
 from fastapi.responses import StreamingResponse
 
-from ..errors import MissingDependency
-from ..events import EVENT_KINDS
-from ..live import POLL_SECONDS, EventFeed
-from ..store import Store
+from trove.errors import MissingDependency
+from trove.events import EVENT_KINDS
+from trove.live import POLL_SECONDS, EventFeed
+from trove.store import Store
 
 KEEPALIVE = 15.0
 

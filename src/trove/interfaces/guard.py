@@ -14,13 +14,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from .. import errors
-from ..rwlock import ReadWriteLock
-from .config import Rights
+from trove import errors
+from trove.interfaces.config import Rights
+from trove.rwlock import ReadWriteLock
 
 if TYPE_CHECKING:  # the CLI imports this module for its error codes: no store at import
-    from ..store import Store
-    from ..workspace import Workspace
+    from trove.store import Store
+    from trove.workspace import Workspace
 
 # (HTTP status, code) by error class; the first match in this order wins.
 ERROR_CODES: tuple[tuple[type[errors.TroveError], int, str], ...] = (

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from .. import __version__
-from ..errors import MissingDependency, TroveError
-from ..store import Store
-from .config import Rights, ServerConfig
-from .guard import Guard, error_code
+from trove import __version__
+from trove.errors import MissingDependency, TroveError
+from trove.interfaces.config import Rights, ServerConfig
+from trove.interfaces.guard import Guard, error_code
+from trove.store import Store
 
 try:
     from fastapi import Depends, FastAPI, Header, Query, Request
@@ -27,8 +27,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise MissingDependency(exc.name or "fastapi", "server", "trove serve") from None
 
-from . import http_models as out
-from .http_edge import HostCheck, docs_page
+from trove.interfaces import http_models as out
+from trove.interfaces.http_edge import HostCheck, docs_page
 
 AUTHOR_TIER = "explicit"
 SESSION_HEADER = "X-Trove-Session"
@@ -214,10 +214,10 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     app.add_middleware(HostCheck, bind_host=config.host)
     _handle_errors(app)
     _meta_routes(app)
-    from .http_clusters import add_cluster_routes
+    from trove.interfaces.http_clusters import add_cluster_routes
 
     add_cluster_routes(app, guard)
-    from .web import add_web_routes
+    from trove.interfaces.web import add_web_routes
 
     add_web_routes(app, guard, config)
 
@@ -318,10 +318,10 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
             edges = ws.neighbors(doc_id, type)
         return {"edges": [edge.to_dict() for edge in edges]}
 
-    from .events_sse import add_event_routes
-    from .http_agent import add_probe_route
-    from .http_batch import add_batch_routes
-    from .http_originals import add_original_route
+    from trove.interfaces.events_sse import add_event_routes
+    from trove.interfaces.http_agent import add_probe_route
+    from trove.interfaces.http_batch import add_batch_routes
+    from trove.interfaces.http_originals import add_original_route
 
     add_batch_routes(app, guard, Auth, {"read": _READ_ERRORS, "write": _WRITE_ERRORS})
     add_event_routes(app, store, Auth)

@@ -8,9 +8,9 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
-from ..errors import Forbidden
-from ..probe import MAX_PAIRS, probe, save_pairs
-from .guard import Guard
+from trove.errors import Forbidden
+from trove.interfaces.guard import Guard
+from trove.probe import MAX_PAIRS, probe, save_pairs
 
 
 class Pair(BaseModel):

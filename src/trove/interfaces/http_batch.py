@@ -13,10 +13,10 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import __version__
-from . import http_models as out
-from .guard import Guard
-from .http import WriteBody  # imported by create_app, after http.py has loaded
+from trove import __version__
+from trove.interfaces import http_models as out
+from trove.interfaces.guard import Guard
+from trove.interfaces.http import WriteBody  # imported by create_app, after http.py has loaded
 
 # One request's worth: a client with more sends more requests (the body limit applies too).
 MAX_BATCH = 1000

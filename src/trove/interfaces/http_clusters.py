@@ -7,9 +7,9 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
-from . import clusters as cluster_ops
-from .guard import Guard
-from .http import Auth
+from trove.interfaces import clusters as cluster_ops
+from trove.interfaces.guard import Guard
+from trove.interfaces.http import Auth
 
 
 class ClusterBody(BaseModel):

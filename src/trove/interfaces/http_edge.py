@@ -17,7 +17,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .config import is_loopback
+from trove.interfaces.config import is_loopback
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 

@@ -12,10 +12,10 @@ from urllib.parse import quote
 from fastapi import FastAPI
 from fastapi.responses import StreamingResponse
 
-from ..originals import OriginalInfo
-from . import http_models as out
-from .guard import Guard
-from .http import Auth
+from trove.interfaces import http_models as out
+from trove.interfaces.guard import Guard
+from trove.interfaces.http import Auth
+from trove.originals import OriginalInfo
 
 
 def add_original_route(app: FastAPI, guard: Guard) -> None:

@@ -16,21 +16,21 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
-from ..errors import MissingDependency, TroveError
-from ..limits import fit
-from ..models import Document, Hit
-from ..probe import MAX_PAIRS, probe
-from ..search import budget
-from ..search.calibration import MCP_FLOOR
-from ..search.variants import MAX_VARIANTS
-from ..store import Store
-from ..workspace import Workspace
-from . import clusters as cluster_ops
-from .config import Rights, ServerConfig, bearer_token
-from .guard import Guard, error_code
-from .mcp_events import Subscribers, add_resources, publishing
-from .mcp_more import add_more_resources, add_prompts, more_tools
-from .mcp_schema import StrictServer, strict_tool
+from trove.errors import MissingDependency, TroveError
+from trove.interfaces import clusters as cluster_ops
+from trove.interfaces.config import Rights, ServerConfig, bearer_token
+from trove.interfaces.guard import Guard, error_code
+from trove.interfaces.mcp_events import Subscribers, add_resources, publishing
+from trove.interfaces.mcp_more import add_more_resources, add_prompts, more_tools
+from trove.interfaces.mcp_schema import StrictServer, strict_tool
+from trove.limits import fit
+from trove.models import Document, Hit
+from trove.probe import MAX_PAIRS, probe
+from trove.search import budget
+from trove.search.calibration import MCP_FLOOR
+from trove.search.variants import MAX_VARIANTS
+from trove.store import Store
+from trove.workspace import Workspace
 
 try:
     from mcp.server.mcpserver import Context, MCPServer

@@ -22,10 +22,10 @@ import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 
-from ..live import EventFeed
-from ..store import Store
-from .config import ServerConfig
-from .guard import Guard
+from trove.interfaces.config import ServerConfig
+from trove.interfaces.guard import Guard
+from trove.live import EventFeed
+from trove.store import Store
 
 KNOWLEDGE_URI = "trove://knowledge"
 CHANGE_KINDS = ("written", "updated", "deleted", "restored", "purged")

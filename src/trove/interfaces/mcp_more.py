@@ -18,9 +18,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from ..models import Document
-from .config import ServerConfig
-from .guard import Guard
+from trove.interfaces.config import ServerConfig
+from trove.interfaces.guard import Guard
+from trove.models import Document
 
 RECENT_ITEMS = 20
 # summarise_thread reads at most this many of the newest items to find the thread's.
@@ -44,7 +44,7 @@ class MoreTools:
     ) -> dict[str, Any]:
         """Read several items in full at once. Ids you cannot read (absent, deleted,
         expired) are listed under missing."""
-        from .mcp import _document
+        from trove.interfaces.mcp import _document
 
         with self.tools._workspace(ctx) as ws:
             docs = ws.get_many(ids)

@@ -18,12 +18,12 @@ from urllib.parse import parse_qs, quote, urlencode
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
-from ..errors import NotFound, TroveError
-from ..originals import OriginalInfo
-from .config import Rights, ServerConfig
-from .guard import Guard, error_code
-from .http_originals import headers
-from .web_views import CSP, fields, markdown, render, stylesheet
+from trove.errors import NotFound, TroveError
+from trove.interfaces.config import Rights, ServerConfig
+from trove.interfaces.guard import Guard, error_code
+from trove.interfaces.http_originals import headers
+from trove.interfaces.web_views import CSP, fields, markdown, render, stylesheet
+from trove.originals import OriginalInfo
 
 COOKIE = "trove_token"
 RESULTS = 20

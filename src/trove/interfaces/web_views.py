@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingDependency
+from trove.errors import MissingDependency
 
 try:
     import jinja2

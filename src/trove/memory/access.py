@@ -14,11 +14,11 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..errors import TroveError
-from ..timeutil import now
+from trove.errors import TroveError
+from trove.timeutil import now
 
 if TYPE_CHECKING:
-    from ..backends.base import Backend
+    from trove.backends.base import Backend
 
 log = logging.getLogger("trove.access")
 # Seconds between background writes of the counts.

@@ -12,10 +12,10 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ..models import Document
+from trove.models import Document
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 # Per thread, per store: the events of the transaction this thread has open on that store.
 _local = threading.local()

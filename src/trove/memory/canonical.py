@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InvalidInput
-from ..models import Document
-from ..search.filters import Filters
-from ..timeutil import now, to_epoch
+from trove.errors import InvalidInput
+from trove.models import Document
+from trove.search.filters import Filters
+from trove.timeutil import now, to_epoch
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 RULES = ("newest", "accessed", "important")
 TEXT_ONLY_LIMIT = 5000

@@ -18,11 +18,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotFound
-from ..timeutil import now, to_iso
+from trove.errors import InvalidInput, NotFound
+from trove.timeutil import now, to_iso
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 SUMMARY_SOURCE = "trove.cluster"
 SUMMARY_TYPE = "cluster_summary"

@@ -18,9 +18,9 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from ..backends.base import ChunkRow
-from ..errors import InvalidInput
-from ..models import Chunk, Document
+from trove.backends.base import ChunkRow
+from trove.errors import InvalidInput
+from trove.models import Chunk, Document
 
 FIELDS = frozenset(
     {

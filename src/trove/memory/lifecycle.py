@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidInput
-from ..ids import document_id
-from ..models import Document
-from ..search.filters import SCOPES
+from trove.errors import InvalidInput
+from trove.ids import document_id
+from trove.models import Document
+from trove.search.filters import SCOPES
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 
 def purge(store: Store, ids: Iterable[str]) -> int:

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..backends.base import ChunkRow, EmbedderLock
-from ..errors import InvalidInput, InvalidQuery
-from ..models import Hit
-from ..search.filters import Filters
-from ..search.query import parse as parse_query
-from ..timeutil import now
-from ..writer import Vectors
+from trove.backends.base import ChunkRow, EmbedderLock
+from trove.errors import InvalidInput, InvalidQuery
+from trove.models import Hit
+from trove.search.filters import Filters
+from trove.search.query import parse as parse_query
+from trove.timeutil import now
+from trove.write import Vectors
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 # The lock of a store whose only vectors are its callers' own.
 CALLER_SPEC = "caller"
@@ -131,7 +131,7 @@ def query(store: Store, value: Any) -> tuple[EmbedderLock, np.ndarray] | None:
 
 def search(store: Store, value: Any, where: Filters, limit: int, explain: bool) -> list[Hit]:
     """Documents nearest to a caller's query vector, best first, one hit per document."""
-    from ..store import _hit
+    from trove.store import _hit
 
     if not isinstance(limit, int) or limit < 0:
         raise InvalidQuery("limit must be a non-negative integer")

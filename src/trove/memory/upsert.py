@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import writer
-from ..errors import InvalidInput
-from ..models import Document
-from ..writer import WriteResult
-from . import own_vectors
+from trove import write as writer
+from trove.errors import InvalidInput
+from trove.memory import own_vectors
+from trove.models import Document
+from trove.write import WriteResult
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 MODES = ("replace", "merge", "keep")
 

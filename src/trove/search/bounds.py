@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from .query import ParsedQuery
+from trove.search.query import ParsedQuery
 
 MAX_WORDS = 64
 # CJK text is searched as overlapping bigrams; this many characters of it (in order).

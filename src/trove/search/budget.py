@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from ..errors import InvalidQuery
-from ..models import Document, Hit
-from .snippet_text import clean
+from trove.errors import InvalidQuery
+from trove.models import Document, Hit
+from trove.search.snippet_text import clean
 
 # A document may ask to surface only on a strong match: metadata {"min_score": 0.7}.
 DOC_MIN_SCORE = "min_score"

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import validate
-from ..errors import InvalidQuery, TroveError
-from ..timeutil import TimeLike, to_epoch
+from trove import validate
+from trove.errors import InvalidQuery, TroveError
+from trove.timeutil import TimeLike, to_epoch
 
 SCOPES = ("workspace", "session", "global")
 FILTER_NAMES = (

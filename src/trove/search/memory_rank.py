@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import InvalidQuery
-from ..models import Hit
-from ..timeutil import to_epoch
+from trove.errors import InvalidQuery
+from trove.models import Hit
+from trove.timeutil import to_epoch
 
 PROFILES: dict[str, dict[str, float]] = {
     "memory": {"recency": 30.0, "recency_weight": 0.2, "importance": 0.15, "access": 0.1},

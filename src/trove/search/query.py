@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import InvalidQuery
+from trove.errors import InvalidQuery
 
 # A query longer than this is refused (a pasted document is not a query); 1 MB queries put
 # hundreds of thousands of OR terms into the index and held the one connection for minutes.

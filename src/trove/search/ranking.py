@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..backends.base import KeywordHit
-from ..models import Chunk
+from trove.backends.base import KeywordHit
+from trove.models import Chunk
 
 FUSIONS = ("convex", "rrf")
 RRF_K = 60

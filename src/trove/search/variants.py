@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import InvalidQuery
-from ..models import Hit
-from .ranking import RRF_K
+from trove.errors import InvalidQuery
+from trove.models import Hit
+from trove.search.ranking import RRF_K
 
 # More phrasings than this cost more searches than they find (and an agent that sends
 # fifty is looping); the limit is the same on every interface.

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import apsw
 
-from ..backends.postgres_url import is_postgres
-from ..errors import InvalidInput, NotFound, StoreError
+from trove.backends.postgres.url import is_postgres
+from trove.errors import InvalidInput, NotFound, StoreError
 
 
 def backup(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> int:

@@ -31,16 +31,16 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..backends.base import Backend, ChunkRow, EmbedderLock
-from ..errors import EmbedderMismatch, InvalidInput
-from ..models import Chunk, Document, Edge, same_copy
-from ..search.filters import SCOPES
-from ..timeutil import now, to_epoch
-from ..writer import chunk_row
-from .originals_jsonl import OriginalSink, export_originals
+from trove.backends.base import Backend, ChunkRow, EmbedderLock
+from trove.errors import EmbedderMismatch, InvalidInput
+from trove.models import Chunk, Document, Edge, same_copy
+from trove.search.filters import SCOPES
+from trove.timeutil import now, to_epoch
+from trove.transfer.originals_jsonl import OriginalSink, export_originals
+from trove.write import chunk_row
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 FORMAT = "trove-export"
 VERSION = 1

@@ -17,8 +17,8 @@ import tempfile
 from collections.abc import Iterable
 from typing import IO, Any
 
-from ..errors import InvalidInput
-from ..originals import PIECE
+from trove.errors import InvalidInput
+from trove.originals import PIECE
 
 
 def export_originals(backend: Any, doc_ids: Iterable[str], out: IO[str]) -> int:

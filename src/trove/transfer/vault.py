@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..errors import InvalidInput
-from ..models import Document
+from trove.errors import InvalidInput
+from trove.models import Document
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from trove.store import Store
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\s]+')
 _PAGE = 200

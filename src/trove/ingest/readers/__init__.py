@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from .base import (
+from trove.ingest.readers.base import (
     Corrupt,
     ReadOptions,
     Record,
@@ -22,12 +22,12 @@ from .base import (
     WholeFileReader,
     decode_text,
 )
-from .html import read_html
-from .mail import read_eml, read_mbox
-from .markdown import read_markdown
-from .pdf import page_at, pages_of, read_pdf
-from .records import read_json, read_jsonl
-from .text import read_text
+from trove.ingest.readers.html import read_html
+from trove.ingest.readers.mail import read_eml, read_mbox
+from trove.ingest.readers.markdown import read_markdown
+from trove.ingest.readers.pdf import page_at, pages_of, read_pdf
+from trove.ingest.readers.records import read_json, read_jsonl
+from trove.ingest.readers.text import read_text
 
 
 @dataclass(frozen=True)

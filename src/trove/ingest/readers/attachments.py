@@ -14,8 +14,8 @@ from __future__ import annotations
 from email.message import EmailMessage
 from typing import Any
 
-from ...originals import guess_type, safe_name
-from .base import ReadOptions, Record, RecordError, Unreadable
+from trove.ingest.readers.base import ReadOptions, Record, RecordError, Unreadable
+from trove.originals import guess_type, safe_name
 
 # Content types read when the file name says nothing (or there is none).
 _BY_TYPE = {
@@ -40,7 +40,7 @@ def attachment_records(
 ) -> list[Record | RecordError]:
     """Records for ``message``'s readable attachments; ``prefix`` is the key they sit
     under (the message's key, or "" for an ``.eml`` file that is one document)."""
-    from . import format_for  # the registry imports this module's caller
+    from trove.ingest.readers import format_for  # the registry imports this module's caller
 
     found: list[Record | RecordError] = []
     for number, part in enumerate(message.iter_attachments(), start=1):
@@ -111,7 +111,7 @@ def _nested(data: bytes) -> EmailMessage:
 
 
 def _message(data: bytes) -> list[Record]:
-    from .mail import body_notes, message_fields
+    from trove.ingest.readers.mail import body_notes, message_fields
 
     message = _nested(data)
     return [Record(message_fields(message), notes=body_notes(message))]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import IO, Any, Protocol
 
-from ...errors import TroveError
+from trove.errors import TroveError
 
 
 class Unreadable(TroveError):

@@ -10,9 +10,9 @@ import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from ...errors import InvalidInput, MissingDependency
-from ...timeutil import to_epoch
-from .base import ReadOptions, Record, Unreadable
+from trove.errors import InvalidInput, MissingDependency
+from trove.ingest.readers.base import ReadOptions, Record, Unreadable
+from trove.timeutil import to_epoch
 
 # Elements whose text is never the page's content; trafilatura keeps <noscript>.
 _NEVER_CONTENT = ("script", "style", "noscript", "template")

@@ -22,9 +22,9 @@ from email.message import EmailMessage
 from html.parser import HTMLParser
 from typing import IO, Any
 
-from ...originals import safe_name
-from .attachments import attachment_records
-from .base import Corrupt, ReadOptions, Record, RecordError, Unreadable
+from trove.ingest.readers.attachments import attachment_records
+from trove.ingest.readers.base import Corrupt, ReadOptions, Record, RecordError, Unreadable
+from trove.originals import safe_name
 
 _MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
 _ESCAPED_FROM = re.compile(rb">+From ")

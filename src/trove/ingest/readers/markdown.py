@@ -13,9 +13,9 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
-from ...errors import InvalidInput
-from ...timeutil import to_epoch
-from .base import ReadOptions, Record, decode_text, jsonable, string_list
+from trove.errors import InvalidInput
+from trove.ingest.readers.base import ReadOptions, Record, decode_text, jsonable, string_list
+from trove.timeutil import to_epoch
 
 _FRONT_MATTER = re.compile(
     r"\A\ufeff?---[ \t]*\r?\n(?P<body>(?:.*\r?\n)*?)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)"

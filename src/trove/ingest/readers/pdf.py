@@ -17,8 +17,8 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
-from ...errors import MissingDependency
-from .base import Corrupt, ReadOptions, Record, Unreadable
+from trove.errors import MissingDependency
+from trove.ingest.readers.base import Corrupt, ReadOptions, Record, Unreadable
 
 PAGE_BREAK = "\n\n"
 

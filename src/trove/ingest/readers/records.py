@@ -19,9 +19,16 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
-from ...errors import InvalidInput
-from ...timeutil import to_epoch
-from .base import Corrupt, ReadOptions, Record, RecordError, Unreadable, decode_text
+from trove.errors import InvalidInput
+from trove.ingest.readers.base import (
+    Corrupt,
+    ReadOptions,
+    Record,
+    RecordError,
+    Unreadable,
+    decode_text,
+)
+from trove.timeutil import to_epoch
 
 # Document field -> record fields looked for when the caller maps nothing.
 DEFAULTS: dict[str, tuple[str, ...]] = {

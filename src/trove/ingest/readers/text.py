@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from .base import ReadOptions, Record, decode_text
+from trove.ingest.readers.base import ReadOptions, Record, decode_text
 
 
 def read_text(name: str, data: bytes, options: ReadOptions) -> list[Record]:

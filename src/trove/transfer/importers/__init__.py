@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import InvalidInput
+from trove.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from ...store import Store
+    from trove.store import Store
 
 
 @dataclass
@@ -48,10 +48,10 @@ class ImportReport:
 
 
 def _readers() -> dict[str, Callable[[Path], Imported]]:
-    from .chatgpt import read_chatgpt
-    from .claude import read_claude
-    from .mcp_memory import read_mcp_memory
-    from .slack import read_slack
+    from trove.transfer.importers.chatgpt import read_chatgpt
+    from trove.transfer.importers.claude import read_claude
+    from trove.transfer.importers.mcp_memory import read_mcp_memory
+    from trove.transfer.importers.slack import read_slack
 
     return {
         "chatgpt": read_chatgpt,

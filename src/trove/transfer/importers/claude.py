@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import InvalidInput
-from . import Imported, load_json, texts
+from trove.errors import InvalidInput
+from trove.transfer.importers import Imported, load_json, texts
 
 
 def read_claude(path: Path) -> Imported:

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...errors import InvalidInput
-from . import Imported
+from trove.errors import InvalidInput
+from trove.transfer.importers import Imported
 
 
 def read_mcp_memory(path: Path) -> Imported:

@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ...errors import InvalidInput
-from . import Imported, load_json
+from trove.errors import InvalidInput
+from trove.transfer.importers import Imported, load_json
 
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _CHANNEL = re.compile(r"<#[CG][A-Z0-9]+\|([^>]+)>")

@@ -1,0 +1,1 @@
+"""The PostgreSQL backend: tsvector for words, pgvector for vectors (the ``postgres`` extra)."""

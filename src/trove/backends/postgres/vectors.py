@@ -1,0 +1,296 @@
+"""Chunk vectors in pgvector tables, locked to one embedder, searched in the server.
+
+As in SQLite, vectors sit in a table per generation (``chunk_vec_1``, ``chunk_vec_2`` ...)
+named by the lock in ``meta``, so a rebuild fills a new table beside the old one and
+switches in one transaction. Each table has an HNSW index (cosine); a rebuild builds it
+once at the end, which is much faster than growing it row by row.
+
+A filtered k-NN first asks the index for the nearest chunks and filters them; when the
+filter leaves fewer than ``limit`` documents, it ranks exactly the chunks the filter
+allows (pgvector before 0.8 has no iterative index scans, and an HNSW scan returns at
+most ``hnsw.ef_search`` rows).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from trove.backends.base import EmbedderLock, KeywordHit
+from trove.backends.postgres.search import filter_sql, split_rows
+from trove.backends.postgres.text import esc, unesc
+from trove.errors import EmbedderMismatch, StoreError
+from trove.search.filters import Filters
+from trove.search.ranking import collapse
+
+_LOCK_KEY = "embedder"
+_TABLE = re.compile(r"chunk_vec_[0-9]+")
+# pgvector's limits: HNSW indexes vectors of up to 2,000 dimensions and an index scan
+# returns at most ef_search (<= 1,000) rows.
+_MAX_INDEXED_DIMENSION = 2000
+_MAX_EF_SEARCH = 1000
+_LOCK_SPACE = 0x54524F57
+
+
+class PostgresVectors:
+    """Mixin of the PostgreSQL backend: everything about stored vectors."""
+
+    schema: str
+
+    def conn(self) -> AbstractContextManager[psycopg.Connection]:
+        raise NotImplementedError
+
+    def transaction(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def rows(self, query: Any, params: Any = ()) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def one(self, query: Any, params: Any = ()) -> tuple[Any, ...] | None:
+        raise NotImplementedError
+
+    def get_meta(self, key: str) -> str | None:
+        raise NotImplementedError
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        raise NotImplementedError
+
+    # --- the lock ---------------------------------------------------------------------
+
+    def vector_lock(self) -> EmbedderLock | None:
+        value = self.get_meta(_LOCK_KEY)
+        return None if value is None else EmbedderLock(**json.loads(value))
+
+    def lock_vectors(self, spec: str, model_id: str, dimension: int) -> EmbedderLock:
+        """Create the first vector table and record the embedder that fills it.
+
+        Two processes writing a store's first vectors at once get one table: the second
+        finds the first's lock and uses it (or is refused, if its embedder differs).
+        """
+        with self.transaction(), self.conn() as conn:
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_SPACE, self.schema)
+            )
+            existing = self.vector_lock()
+            if existing is not None:
+                if (existing.model_id, existing.dimension) != (model_id, dimension):
+                    raise EmbedderMismatch(
+                        f"this store's vectors were just locked to {existing.model_id} "
+                        f"({existing.dimension}-d) by another writer, not {model_id}"
+                    )
+                return existing
+            table = self._new_table(conn, dimension)
+            self._index(conn, table, dimension)
+            lock = EmbedderLock(spec, model_id, dimension, table)
+            self.set_meta(_LOCK_KEY, json.dumps(lock.to_dict()))
+            return lock
+
+    def begin_rebuild(self, dimension: int) -> str:
+        """A fresh vector table beside the active one (leftovers of a crash are dropped)."""
+        with self.transaction(), self.conn() as conn:
+            lock = self.vector_lock()
+            for table in self._vector_tables(conn):
+                if lock is None or table != lock.table:
+                    conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(table)))
+            return self._new_table(conn, dimension)
+
+    def finish_rebuild(self, lock: EmbedderLock) -> None:
+        """Index ``lock.table``, make it the active vectors and drop the old ones, atomically."""
+        with self.transaction(), self.conn() as conn:
+            old = self.vector_lock()
+            self._index(conn, checked_table(lock.table), lock.dimension)
+            self.set_meta(_LOCK_KEY, json.dumps(lock.to_dict()))
+            if old is not None and old.table != lock.table:
+                conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(old.table)))
+
+    def _vector_tables(self, conn: psycopg.Connection) -> list[str]:
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s", (self.schema,)
+        ).fetchall()
+        return sorted(str(r[0]) for r in rows if _TABLE.fullmatch(str(r[0])))
+
+    def _new_table(self, conn: psycopg.Connection, dimension: int) -> str:
+        numbers = [int(name.rsplit("_", 1)[1]) for name in self._vector_tables(conn)]
+        lock = self.vector_lock()
+        if lock is not None:
+            numbers.append(int(lock.table.rsplit("_", 1)[1]))
+        table = f"chunk_vec_{max(numbers, default=0) + 1}"
+        conn.execute(
+            sql.SQL(
+                "CREATE TABLE {} (chunk_id bigint PRIMARY KEY REFERENCES chunk (id) "
+                "ON DELETE CASCADE, embedding vector({}) NOT NULL)"
+            ).format(sql.Identifier(table), sql.Literal(int(dimension)))
+        )
+        return table
+
+    @staticmethod
+    def _index(conn: psycopg.Connection, table: str, dimension: int) -> None:
+        if dimension > _MAX_INDEXED_DIMENSION:
+            return  # too wide for HNSW: searches scan exactly
+        conn.execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops)"
+            ).format(sql.Identifier(f"{table}_hnsw"), sql.Identifier(table))
+        )
+
+    # --- rows -------------------------------------------------------------------------
+
+    def put_vectors(self, table: str, chunk_ids: Sequence[int], vectors: np.ndarray) -> None:
+        if not len(chunk_ids):
+            return
+        rows = np.ascontiguousarray(vectors, dtype=np.float32)
+        with self.transaction(), self.conn() as conn, conn.cursor() as cur:
+            cur.executemany(
+                sql.SQL(
+                    "INSERT INTO {} (chunk_id, embedding) VALUES (%s, %s) "
+                    "ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding"
+                ).format(sql.Identifier(checked_table(table))),
+                [(int(cid), rows[i]) for i, cid in enumerate(chunk_ids)],
+            )
+
+    def vectors_by_hash(self, table: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of chunks with these text hashes: unchanged text is not re-embedded."""
+        if not text_hashes:
+            return {}
+        rows = self.rows(
+            sql.SQL(
+                "SELECT DISTINCT ON (c.text_hash) c.text_hash, v.embedding FROM chunk c "
+                "JOIN {} v ON v.chunk_id = c.id WHERE c.text_hash = ANY(%s)"
+            ).format(sql.Identifier(checked_table(table))),
+            (list(text_hashes),),
+        )
+        return {str(digest): as_array(vector) for digest, vector in rows}
+
+    def chunks_without_vectors(
+        self, table: str, *, batch: int = 256
+    ) -> Iterator[list[tuple[int, str, str]]]:
+        """Batches of (chunk id, head, text) that have no vector in ``table``."""
+        query = sql.SQL(
+            "SELECT c.id, c.head, c.text FROM chunk c WHERE c.id > %s AND NOT EXISTS "
+            "(SELECT 1 FROM {} v WHERE v.chunk_id = c.id) ORDER BY c.id LIMIT %s"
+        ).format(sql.Identifier(checked_table(table)))
+        after = 0
+        while True:
+            rows = [
+                (int(cid), unesc(head), unesc(text))
+                for cid, head, text in self.rows(query, (after, batch))
+            ]
+            if not rows:
+                return
+            yield rows
+            after = rows[-1][0]
+
+    def vector_count(self, namespace: str | None = None, session: str | None = None) -> int:
+        """Stored vectors; of one namespace's (and session's) documents, as stats counts."""
+        lock = self.vector_lock()
+        if lock is None:
+            return 0
+        table = sql.Identifier(checked_table(lock.table))
+        if namespace is None and session is None:
+            row = self.one(sql.SQL("SELECT count(*) FROM {}").format(table))
+            return int(row[0]) if row else 0
+        query = sql.SQL(
+            "SELECT count(*) FROM {} v JOIN chunk c ON c.id = v.chunk_id "
+            "JOIN document d ON d.id = c.doc_id "
+            "WHERE (%(ns)s::text IS NULL OR d.namespace = %(ns)s::text) "
+            "AND (%(s)s::text IS NULL OR d.scope <> 'session' OR d.session_id = %(s)s::text)"
+        ).format(table)
+        ns = None if namespace is None else esc(namespace)
+        se = None if session is None else esc(session)
+        row = self.one(query, {"ns": ns, "s": se})
+        return int(row[0]) if row else 0
+
+    def vectors_changed(
+        self, dropped: Sequence[int], added: Sequence[int], vectors: np.ndarray
+    ) -> None:
+        """Nothing to do: the index lives in the server, in step with every commit."""
+
+    def vectors_reset(self) -> None:
+        """Nothing to do (see :meth:`vectors_changed`)."""
+
+    # --- k-NN -------------------------------------------------------------------------
+
+    def vector_search(
+        self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
+    ) -> list[KeywordHit]:
+        """Documents by best-chunk cosine similarity, filters applied inside the k-NN."""
+        if limit <= 0:
+            return []
+        vector = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        where, params = filter_sql(filters, now)
+        table = sql.Identifier(checked_table(lock.table))
+        indexed = lock.dimension <= _MAX_INDEXED_DIMENSION
+        # An index scan costs about its ef_search: start with a window that usually holds
+        # `limit` documents (a few chunks each) and widen only when it does not.
+        window = max(limit * 2, 40)
+        while indexed and window <= _MAX_EF_SEARCH:
+            rows = self._nearest(table, vector, window, where, params)
+            hits = collapse(*split_rows(rows), limit)
+            if len(hits) >= limit or len(rows) < window:
+                return hits
+            window *= 4
+        # Too few of the nearest chunks pass the filter: rank exactly those that do.
+        window = max(limit * 8, 100)
+        while True:
+            rows = self._exact(table, vector, window, where, params)
+            hits = collapse(*split_rows(rows), limit)
+            if len(hits) >= limit or len(rows) < window:
+                return hits
+            window *= 8
+
+    def _nearest(
+        self,
+        table: sql.Identifier,
+        vector: np.ndarray,
+        window: int,
+        where: str,
+        params: list[Any],
+    ) -> list[tuple[Any, ...]]:
+        query = sql.SQL(
+            "WITH ann AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS dist FROM {table} "
+            "ORDER BY embedding <=> %s LIMIT %s) "
+            "SELECT a.chunk_id, 1 - a.dist, c.doc_id, c.idx, c.start_char, c.end_char, "
+            "c.heading, coalesce({where}, false) FROM ann a JOIN chunk c ON c.id = a.chunk_id "
+            "JOIN document d ON d.id = c.doc_id ORDER BY a.dist, a.chunk_id"
+        ).format(table=table, where=sql.SQL(where))
+        with self.transaction(), self.conn() as conn:
+            # The index returns at most ef_search rows; the setting ends with the transaction.
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(window),))
+            return list(conn.execute(query, [vector, vector, window, *params]).fetchall())
+
+    def _exact(
+        self,
+        table: sql.Identifier,
+        vector: np.ndarray,
+        window: int,
+        where: str,
+        params: list[Any],
+    ) -> list[tuple[Any, ...]]:
+        # "+ 0" keeps the planner off the HNSW index, which would filter after its top k.
+        query = sql.SQL(
+            "SELECT v.chunk_id, 1 - (v.embedding <=> %s), c.doc_id, c.idx, c.start_char, "
+            "c.end_char, c.heading, true FROM {table} v JOIN chunk c ON c.id = v.chunk_id "
+            "JOIN document d ON d.id = c.doc_id WHERE {where} "
+            "ORDER BY (v.embedding <=> %s) + 0, v.chunk_id LIMIT %s"
+        ).format(table=table, where=sql.SQL(where))
+        return self.rows(query, [vector, *params, vector, window])
+
+
+def checked_table(table: str) -> str:
+    """A vector table name from the lock: only ever ``chunk_vec_N``."""
+    if not _TABLE.fullmatch(table):
+        raise StoreError(f"{table!r} is not a trove vector table")
+    return table
+
+
+def as_array(value: Any) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float32, copy=False)
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, np.float32)

@@ -1,0 +1,69 @@
+"""Cluster rows of the SQLite backend (the rules are in trove.memory.clusters)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+
+from trove.backends.sqlite.connection import SerializedConnection
+
+
+class ClusterStorage:
+    """Mixin of the SQLite backend: clusters and their members."""
+
+    conn: SerializedConnection
+
+    def transaction(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def put_cluster(self, cluster_id: str, namespace: str, data: str) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO cluster (id, namespace, data) VALUES (?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET data = excluded.data",
+                (cluster_id, namespace, data),
+            )
+
+    def get_cluster(self, cluster_id: str) -> tuple[str, str] | None:
+        """(namespace, data) of a cluster."""
+        rows = self.conn.execute("SELECT namespace, data FROM cluster WHERE id = ?", (cluster_id,))
+        return (str(rows[0][0]), str(rows[0][1])) if rows else None
+
+    def list_clusters(self, namespace: str) -> list[tuple[str, str]]:
+        """(id, data) of a namespace's clusters, by id."""
+        rows = self.conn.execute(
+            "SELECT id, data FROM cluster WHERE namespace = ? ORDER BY id", (namespace,)
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def delete_cluster(self, cluster_id: str) -> bool:
+        with self.transaction():
+            self.conn.execute("DELETE FROM cluster WHERE id = ?", (cluster_id,))
+            return self.conn.changes() > 0
+
+    def add_members(self, cluster_id: str, doc_ids: Sequence[str], now: float) -> None:
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT INTO cluster_member (cluster_id, doc_id, added_at) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                [(cluster_id, doc_id, now) for doc_id in doc_ids],
+            )
+
+    def remove_members(self, cluster_id: str | None, doc_ids: Sequence[str]) -> int:
+        """Remove documents from one cluster (or, for None, from every cluster)."""
+        with self.transaction():
+            self.conn.execute(
+                "DELETE FROM cluster_member WHERE (?1 IS NULL OR cluster_id = ?1) "
+                "AND doc_id IN (SELECT value FROM json_each(?2))",
+                (cluster_id, json.dumps(list(doc_ids))),
+            )
+            return self.conn.changes()
+
+    def cluster_members(self, cluster_id: str) -> list[str]:
+        """Member ids, in the order they joined."""
+        rows = self.conn.execute(
+            "SELECT doc_id FROM cluster_member WHERE cluster_id = ? ORDER BY added_at, doc_id",
+            (cluster_id,),
+        )
+        return [str(r[0]) for r in rows]

@@ -1,0 +1,198 @@
+"""Semantic retrieval: k-NN over chunk vectors, filtered inside the search.
+
+The file is the source of truth; a :class:`VectorIndex` (quantized, with exact rescoring)
+makes queries fast. Opening it must not make the first query wait:
+- a cache of the index beside the file (backends/sqlite_index_cache.py) is mapped in
+  milliseconds and shared by every process of the store;
+- without one, sqlite-vec answers by an exact scan (backends/sqlite_exact.py) while the
+  index loads in the background, from the process's second semantic query (a one-shot
+  command never pays for a load it would not use), or at once on ``Store.warm()``; a
+  load saves the cache for the processes that come next.
+The index is updated by this process's own writes, and caught up when another connection
+commits (SQLite's ``data_version`` says so).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import apsw
+import numpy as np
+
+from trove.backends.base import KeywordHit
+from trove.backends.sqlite import index_cache as sqlite_index_cache
+from trove.backends.sqlite.exact import ExactScan
+from trove.search.filters import Filters
+from trove.search.ranking import WIDEN, collapse, first_window
+from trove.search.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from trove.backends.base import EmbedderLock
+    from trove.backends.sqlite.backend import SQLiteBackend
+
+# Unfiltered windows up to this many chunks; past it, the filter is computed in SQL and
+# the k-NN runs over exactly the allowed chunks.
+_MAX_WINDOW = 4096
+
+
+class _Searchable(Protocol):
+    def search(
+        self, query: np.ndarray, k: int, candidates: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+class SemanticSearcher:
+    """Chunk vectors of one store, searchable by cosine similarity."""
+
+    def __init__(self, backend: SQLiteBackend, lock: EmbedderLock) -> None:
+        self.backend = backend
+        self.lock = lock
+        self._index: VectorIndex | sqlite_index_cache.LayeredIndex | None = None
+        self._version = -1
+        self._guard = threading.RLock()
+        self._loader: threading.Thread | None = None
+        self._queries = 0
+        self._cache_tried = False
+        self._stop = threading.Event()
+
+    def added(self, chunk_ids: Sequence[int], vectors: np.ndarray) -> None:
+        """This process wrote vectors (after commit)."""
+        with self._guard:
+            if self._index is not None and len(chunk_ids):
+                self._index.add(np.asarray(chunk_ids, dtype=np.int64), vectors)
+
+    def removed(self, chunk_ids: Sequence[int]) -> None:
+        with self._guard:
+            if self._index is not None and len(chunk_ids):
+                self._index.remove(np.asarray(chunk_ids, dtype=np.int64))
+
+    def reset(self) -> None:
+        """Forget the in-memory index; the next search reloads it from the file."""
+        with self._guard:
+            self._index = None
+
+    def warm(self) -> None:
+        """Load (or catch up) the index now, from its cache or else from the file."""
+        self._current()
+
+    def close(self, *, wait: bool = True) -> None:
+        """A background load stops at its next batch (the store is closing, or this
+        searcher is replaced); ``wait`` for it to end."""
+        self._stop.set()
+        loader = self._loader
+        if wait and loader is not None and loader is not threading.current_thread():
+            loader.join()
+
+    @property
+    def ready(self) -> bool:
+        return self._index is not None
+
+    def search(
+        self, query: np.ndarray, filters: Filters, limit: int, now: float
+    ) -> list[KeywordHit]:
+        """Documents by their best chunk's cosine similarity, filters applied in the k-NN."""
+        index = self._available()
+        if limit <= 0:
+            return []
+        window = min(first_window(limit), _MAX_WINDOW)
+        while True:
+            ids, scores = index.search(query, window)
+            hits = self._collapse(ids, scores, filters, limit, now)
+            if len(hits) >= limit or len(ids) < window:
+                return hits
+            if window >= _MAX_WINDOW:
+                break
+            window = min(window * WIDEN, _MAX_WINDOW)
+        # The filter is selective: search only the chunks it allows.
+        allowed = np.asarray(self.backend.candidate_chunks(filters, now), dtype=np.int64)
+        window = max(limit * 8, 100)
+        while True:
+            ids, scores = index.search(query, window, candidates=allowed)
+            hits = self._collapse(ids, scores, filters, limit, now)
+            if len(hits) >= limit or len(ids) < window:
+                return hits
+            window *= 8
+
+    def _collapse(
+        self, ids: np.ndarray, scores: np.ndarray, filters: Filters, limit: int, now: float
+    ) -> list[KeywordHit]:
+        ranked = [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+        allowed = self.backend.filter_chunks([i for i, _ in ranked], filters, now)
+        return collapse(ranked, allowed, limit)
+
+    def _available(self) -> _Searchable:
+        """The index if it is loaded or cached; else the exact scan, and a background load
+        from the second query on."""
+        with self._guard:
+            if self._index is not None or self._open_cache():
+                return self._current()
+            self._queries += 1
+            if self._queries >= 2 and (self._loader is None or not self._loader.is_alive()):
+                self._loader = threading.Thread(target=self._load_quietly, daemon=True)
+                self._loader.start()
+            return ExactScan(self.backend, self.lock.table)
+
+    def _open_cache(self) -> bool:
+        if self._cache_tried:  # once: a missing cache stays missing until a load saves one
+            return False
+        self._cache_tried = True
+        version = self.backend.data_version()
+        index = sqlite_index_cache.load(self.backend, self.lock)
+        if index is None:
+            return False
+        self._index, self._version = index, version
+        return True
+
+    def _current(self) -> VectorIndex | sqlite_index_cache.LayeredIndex:
+        with self._guard:
+            if self._index is None and not self._open_cache():
+                self._install(self._load())
+            assert self._index is not None
+            version = self.backend.data_version()
+            if version != self._version:
+                self._catch_up(self._index)
+            self._version = version
+            return self._index
+
+    def _load_quietly(self) -> None:
+        with contextlib.suppress(apsw.Error, _Stopped):  # the store is closing
+            index = self._load()
+            with self._guard:
+                if self._index is not None:
+                    return
+                self._install(index, save=False)
+            # Outside the guard: queries go on while the file is written.
+            sqlite_index_cache.save(self.backend, self.lock, index)
+
+    def _install(self, index: VectorIndex, *, save: bool = True) -> None:
+        """Use a freshly loaded index (caught up with what committed while it loaded) and
+        save it as the store's cache; the caller holds the guard."""
+        self._catch_up(index)
+        self._version = self.backend.data_version()
+        self._index = index
+        if save:
+            sqlite_index_cache.save(self.backend, self.lock, index)
+
+    def _load(self) -> VectorIndex:
+        index = VectorIndex(self.lock.dimension)
+        for ids, vectors in self.backend.iter_vectors(self.lock.table):
+            if self._stop.is_set():
+                raise _Stopped
+            index.add(ids, vectors)
+        return index
+
+    def _catch_up(self, index: VectorIndex | sqlite_index_cache.LayeredIndex) -> None:
+        """Another connection committed: add its new vectors, drop its removed chunks."""
+        live = self.backend.live_chunk_ids()
+        known = index.ids()
+        index.remove(np.setdiff1d(known, live, assume_unique=True))
+        newest = int(known.max()) if len(known) else 0
+        for ids, vectors in self.backend.iter_vectors(self.lock.table, after=newest):
+            index.add(ids, vectors)
+
+
+class _Stopped(Exception):
+    """The store is closing: a background load gives up."""

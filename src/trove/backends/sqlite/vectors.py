@@ -1,0 +1,247 @@
+"""Chunk vectors in sqlite-vec ``vec0`` tables, locked to one embedder.
+
+The lock (embedder spec, model id, dimension, table) lives in ``meta``. Vectors sit in a
+table named by generation (``chunk_vec_1``, ``chunk_vec_2`` ...): a rebuild fills a new
+table beside the old one and switches the lock in one transaction, so a crash midway
+leaves the old vectors in use. (vec0 tables cannot be renamed, hence the generations.)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+import apsw
+import numpy as np
+import sqlite_vec
+
+from trove.backends.base import EmbedderLock, KeywordHit
+from trove.backends.sqlite.connection import SerializedConnection
+from trove.errors import EmbedderMismatch
+
+if TYPE_CHECKING:
+    from trove.backends.sqlite.semantic import SemanticSearcher
+    from trove.search.filters import Filters
+
+_LOCK_KEY = "embedder"
+_TRIGGER = "chunk_vec_ad"
+
+
+def load_extension(conn: apsw.Connection) -> None:
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    conn.enable_load_extension(False)
+
+
+class VectorStorage:
+    """Mixin of the SQLite backend: everything about stored vectors.
+
+    k-NN runs in memory (see :mod:`trove.backends.sqlite.semantic`); this process's writes are
+    applied to that index after they commit.
+    """
+
+    conn: SerializedConnection
+    _searcher: SemanticSearcher | None = None
+
+    def vector_search(
+        self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
+    ) -> list[KeywordHit]:
+        """Documents by best-chunk cosine similarity, filters applied inside the k-NN."""
+        return self._searcher_for(lock).search(query, filters, limit, now)
+
+    def warm_vectors(self) -> None:
+        """Load the in-memory vector index now (it is otherwise loaded by the first query)."""
+        lock = self.vector_lock()
+        if lock is not None:
+            self._searcher_for(lock).warm()
+
+    def _searcher_for(self, lock: EmbedderLock) -> SemanticSearcher:
+        from trove.backends.sqlite.semantic import SemanticSearcher
+
+        searcher = self._searcher
+        if searcher is None or searcher.lock != lock:
+            searcher = self._searcher = SemanticSearcher(self, lock)  # type: ignore[arg-type]
+        return searcher
+
+    def vectors_changed(
+        self, dropped: Sequence[int], added: Sequence[int], vectors: np.ndarray
+    ) -> None:
+        """After a commit: chunks ``dropped`` are gone, ``added`` have these vectors."""
+        if self._searcher is not None:
+            self._searcher.removed(dropped)
+            self._searcher.added(added, vectors)
+
+    def close_vectors(self) -> None:
+        """Stop a background load of the vector index (the store is closing)."""
+        if self._searcher is not None:
+            self._searcher.close()
+
+    def vectors_reset(self) -> None:
+        """Forget the in-memory index (after a purge or a rebuild); reloaded when needed."""
+        if self._searcher is not None:
+            self._searcher.close(wait=False)
+        self._searcher = None
+
+    def transaction(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def get_meta(self, key: str) -> str | None:
+        raise NotImplementedError
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        raise NotImplementedError
+
+    def vector_lock(self) -> EmbedderLock | None:
+        value = self.get_meta(_LOCK_KEY)
+        return None if value is None else EmbedderLock(**json.loads(value))
+
+    def lock_vectors(self, spec: str, model_id: str, dimension: int) -> EmbedderLock:
+        """Create the first vector table and record the embedder that fills it.
+
+        Two processes writing a store's first vectors at once get one table: the lock is
+        read again under the write lock, so the second finds the first's and uses it (or
+        is refused, if its embedder differs) instead of orphaning a table of its own.
+        """
+        with self.transaction():
+            existing = self.vector_lock()
+            if existing is not None:
+                if (existing.model_id, existing.dimension) != (model_id, dimension):
+                    raise EmbedderMismatch(
+                        f"this store's vectors were just locked to {existing.model_id} "
+                        f"({existing.dimension}-d) by another writer, not {model_id}"
+                    )
+                return existing
+            table = self._new_table(dimension)
+            lock = EmbedderLock(spec, model_id, dimension, table)
+            self._activate(lock)
+            return lock
+
+    def begin_rebuild(self, dimension: int) -> str:
+        """A fresh vector table beside the active one (leftovers of a crash are dropped)."""
+        with self.transaction():
+            lock = self.vector_lock()
+            for table in self._vector_tables():
+                if lock is None or table != lock.table:
+                    self.conn.execute(f"DROP TABLE {table}")
+            return self._new_table(dimension)
+
+    def finish_rebuild(self, lock: EmbedderLock) -> None:
+        """Make ``lock.table`` the active vectors and drop the old ones, atomically."""
+        with self.transaction():
+            old = self.vector_lock()
+            self._activate(lock)
+            if old is not None and old.table != lock.table:
+                self.conn.execute(f"DROP TABLE {old.table}")
+        self.vectors_reset()
+
+    def put_vectors(self, table: str, chunk_ids: Sequence[int], vectors: np.ndarray) -> None:
+        rows = np.ascontiguousarray(vectors, dtype=np.float32)
+        with self.transaction():
+            self.conn.executemany(
+                f"INSERT OR REPLACE INTO {table} (rowid, embedding) VALUES (?, ?)",
+                ((int(cid), rows[i].tobytes()) for i, cid in enumerate(chunk_ids)),
+            )
+
+    def vectors_by_hash(self, table: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of chunks with these text hashes: unchanged text is not re-embedded."""
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(text_hashes), 500):
+            part = json.dumps(list(text_hashes[start : start + 500]))
+            rows = self.conn.execute(
+                "SELECT c.text_hash, v.embedding FROM json_each(?) AS h "
+                "CROSS JOIN chunk c ON c.text_hash = h.value "
+                f"CROSS JOIN {table} v ON v.rowid = c.id",
+                (part,),
+            )
+            for digest, blob in rows:
+                found[str(digest)] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def iter_vectors(
+        self, table: str, *, after: int = 0, batch: int = 50_000
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(chunk ids, vectors) in id order, ``batch`` rows at a time."""
+        while True:
+            rows = list(
+                self.conn.execute(
+                    f"SELECT rowid, embedding FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                    (after, batch),
+                )
+            )
+            if not rows:
+                return
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            yield ids, vectors.reshape(len(rows), -1)
+            after = int(ids[-1])
+
+    def chunks_without_vectors(
+        self, table: str, *, batch: int = 256
+    ) -> Iterator[list[tuple[int, str, str]]]:
+        """Batches of (chunk id, head, text) that have no vector in ``table``."""
+        after = 0
+        while True:
+            rows = [
+                (int(cid), str(head), str(text))
+                for cid, head, text in self.conn.execute(
+                    f"SELECT c.id, c.head, c.text FROM chunk c WHERE c.id > ? AND NOT EXISTS "
+                    f"(SELECT 1 FROM {table} v WHERE v.rowid = c.id) ORDER BY c.id LIMIT ?",
+                    (after, batch),
+                )
+            ]
+            if not rows:
+                return
+            yield rows
+            after = rows[-1][0]
+
+    def live_chunk_ids(self) -> np.ndarray:
+        ids = [r[0] for r in self.conn.execute("SELECT id FROM chunk")]
+        return np.asarray(ids, dtype=np.int64)
+
+    def vector_count(self, namespace: str | None = None, session: str | None = None) -> int:
+        """Stored vectors; of one namespace's (and session's) documents, as stats counts."""
+        lock = self.vector_lock()
+        if lock is None:
+            return 0
+        if namespace is None and session is None:  # the whole file: no join needed
+            return int(self.conn.execute(f"SELECT count(*) FROM {lock.table}")[0][0])
+        sql = (
+            "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "
+            "WHERE (?1 IS NULL OR d.namespace = ?1) "
+            "AND (?2 IS NULL OR d.scope != 'session' OR d.session_id = ?2) "
+            f"AND EXISTS (SELECT 1 FROM {lock.table} v WHERE v.rowid = c.id)"
+        )
+        return int(self.conn.execute(sql, (namespace, session))[0][0])
+
+    def data_version(self) -> int:
+        """Changes when another connection commits, so a cached index knows it is stale."""
+        return int(self.conn.execute("PRAGMA data_version")[0][0])
+
+    def _vector_tables(self) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name GLOB 'chunk_vec_[0-9]*' "
+            "AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+        )
+        return [str(r[0]) for r in rows]
+
+    def _new_table(self, dimension: int) -> str:
+        numbers = [int(name.rsplit("_", 1)[1]) for name in self._vector_tables()]
+        lock = self.vector_lock()
+        if lock is not None:
+            numbers.append(int(lock.table.rsplit("_", 1)[1]))
+        table = f"chunk_vec_{max(numbers, default=0) + 1}"
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE {table} USING vec0 "
+            f"(embedding float[{int(dimension)}] distance_metric=cosine)"
+        )
+        return table
+
+    def _activate(self, lock: EmbedderLock) -> None:
+        self.set_meta(_LOCK_KEY, json.dumps(lock.to_dict()))
+        self.conn.execute(f"DROP TRIGGER IF EXISTS {_TRIGGER}")
+        self.conn.execute(
+            f"CREATE TRIGGER {_TRIGGER} AFTER DELETE ON chunk BEGIN "
+            f"DELETE FROM {lock.table} WHERE rowid = old.id; END"
+        )

@@ -1,0 +1,319 @@
+"""The write path: validate, decide what changed, chunk, embed, commit.
+
+Embedding runs before the transaction (a slow model must not hold the write lock), and
+only for chunks whose text has no stored vector yet; everything about one batch is then
+written in one transaction, so a crash leaves the old version or the new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import reprlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from trove import validate
+from trove.backends.base import ChunkRow, DocumentWrite
+from trove.chunking import chunk_text
+from trove.errors import InvalidInput
+from trove.ids import document_id
+from trove.memory import entry
+from trove.models import CARRIED_FIELDS, DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, Document
+from trove.search import snippet_text
+from trove.search.filters import SCOPES
+from trove.timeutil import now, to_epoch, to_iso
+
+if TYPE_CHECKING:
+    from trove.store import Store
+
+ADD_FIELDS = frozenset(
+    [
+        "text",
+        "source",
+        "source_id",
+        "doc_type",
+        "title",
+        "author",
+        "participants",
+        "timestamp",
+        "url",
+        "thread_id",
+        "channel",
+        "tags",
+        "metadata",
+        "namespace",
+        "dedupe_key",
+        "expires_at",
+        "scope",
+        "session",
+        "importance",
+        "ttl",
+        *entry.FIELDS,
+    ]
+)
+AUTHOR_TIERS = ("human", "explicit", "derived", "llm")
+# Fields whose change alters what is indexed, so chunks are rebuilt.
+_INDEXED = ("content_hash", "title", "indexed", "keyword_text", "semantic_text")
+# What a new importance is when the caller gives none.
+DEFAULT_IMPORTANCE = 0.5
+# Everything a caller decides (the text through its hash): equal means the write is a no-op.
+_COMPARED = [f for f in DOCUMENT_FIELDS if f not in (*STAMP_FIELDS, *CARRIED_FIELDS, "text")]
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What one write did: ``added``, ``updated``, ``unchanged`` or ``restored``, and how
+    many chunks it (re)indexed."""
+
+    id: str
+    action: str
+    chunks: int = 0
+
+
+@dataclass
+class _Plan:
+    doc: Document
+    action: str
+    chunks: list[ChunkRow] = field(default_factory=list)
+    reindex: bool = False
+
+
+def prepare(
+    item: Mapping[str, Any], *, author_tier: str = "explicit", doc_id: str | None = None
+) -> Document:
+    """Validate one item of :meth:`Store.add_many` and give it its id.
+
+    ``author_tier`` comes from the interface that received the write, never from the item;
+    ``doc_id`` keeps the id of a document being updated.
+    """
+    unknown = set(item) - ADD_FIELDS
+    if unknown:
+        raise InvalidInput(f"unknown field {', '.join(sorted(unknown))}")
+    if author_tier not in AUTHOR_TIERS:
+        raise InvalidInput(f"author_tier must be one of {', '.join(AUTHOR_TIERS)}")
+    text = validate.text(item.get("text"))
+    content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    namespace = _string(item, "namespace", "default")
+    if not namespace:
+        raise InvalidInput("namespace must not be empty")
+    scope = _string(item, "scope", "workspace")
+    if scope not in SCOPES:
+        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+    session = _string(item, "session")
+    if scope == "session" and not session:
+        raise InvalidInput("a session-scoped item needs a session")
+    source = _string(item, "source")
+    source_id = _key(item, "source_id")
+    dedupe_key = _key(item, "dedupe_key")
+    metadata = validate.metadata(item.get("metadata"))
+    if doc_id is None:
+        doc_id = document_id(
+            namespace, scope, source, source_id, dedupe_key, content_hash, session
+        )
+    return Document(
+        id=doc_id,
+        text=text,
+        namespace=namespace,
+        scope=scope,
+        session_id=session if scope == "session" else "",
+        source=source,
+        source_id=source_id,
+        dedupe_key=dedupe_key,
+        doc_type=_string(item, "doc_type"),
+        title=_string(item, "title"),
+        author=_string(item, "author"),
+        participants=_strings(item, "participants"),
+        timestamp=to_iso(to_epoch(item.get("timestamp"), field="timestamp")),
+        url=_string(item, "url"),
+        thread_id=_string(item, "thread_id"),
+        channel=_string(item, "channel"),
+        tags=_strings(item, "tags"),
+        metadata=metadata,
+        content_hash=content_hash,
+        importance=_importance(item.get("importance")),
+        author_tier=author_tier,
+        expires_at=to_iso(_expiry(item.get("expires_at"), item.get("ttl"))),
+        **entry.fields(item),
+    )
+
+
+def _importance(value: Any) -> float:
+    if value is None:
+        return DEFAULT_IMPORTANCE
+    return validate.number(value, "importance", *validate.IMPORTANCE_RANGE)
+
+
+def _key(item: Mapping[str, Any], name: str) -> str | None:
+    value = item.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
+    return validate.unicode(str(value), name)
+
+
+def _expiry(expires_at: Any, ttl: Any) -> float | None:
+    if ttl is None:
+        return to_epoch(expires_at, field="expires_at")
+    if expires_at is not None:
+        raise InvalidInput("give expires_at or ttl, not both")
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < 1e11:
+        raise InvalidInput(f"ttl must be a positive number of seconds, not {reprlib.repr(ttl)}")
+    return now() + float(ttl)
+
+
+def write_batch(
+    store: Store, docs: Sequence[Document], given: Mapping[str, np.ndarray] | None = None
+) -> list[WriteResult]:
+    """Write documents that were :func:`prepare`-d; the last write of an id wins.
+    ``given``: the vectors callers brought, by document id."""
+    from trove.memory import own_vectors
+
+    backend = store.backend
+    stamp = to_iso(now())
+    plans: dict[str, _Plan] = {}
+    unique = {d.id: d for d in docs}
+    stored = backend.get_documents(list(unique))  # one read for the batch, not one per doc
+    for doc in unique.values():
+        old = stored.get(doc.id)
+        if old is not None and old.deleted_at is None and _same(old, doc):
+            plans[doc.id] = _Plan(doc, "unchanged")
+            continue
+        new = replace(doc, created_at=old.created_at if old else stamp, updated_at=stamp)
+        if old is not None:
+            new = replace(new, **{f: getattr(old, f) for f in CARRIED_FIELDS})
+        action = "added" if old is None else "restored" if old.deleted_at else "updated"
+        reindex = old is None or any(getattr(old, f) != getattr(new, f) for f in _INDEXED)
+        chunks = chunk_rows(new, store.chunk_chars, store.chunk_overlap) if reindex else []
+        plans[doc.id] = _Plan(new, action, chunks, reindex)
+    fresh = _rows(plans)
+    vectors, has = own_vectors.vectors_for(store, fresh, given or {}, _no_vector(plans))
+    with backend.transaction():
+        # Another writer may have committed since we planned: correct the plans against
+        # what is stored now (one read), then write them in one batch.
+        pending = [plan for plan in plans.values() if plan.action != "unchanged"]
+        current = backend.get_documents([plan.doc.id for plan in pending])
+        for plan in pending:
+            _recheck(store, plan, current.get(plan.doc.id))
+        writes = [
+            DocumentWrite(plan.doc, plan.reindex, plan.chunks, plan.action == "added")
+            for plan in pending
+            if plan.action != "unchanged"
+        ]
+        dropped_ids, written_ids = backend.put_many(writes)
+        if vectors is not None and len(fresh) != len(written_ids):
+            # A re-planned document brought new chunks.
+            fresh = _rows(plans)
+            vectors, has = own_vectors.vectors_for(store, fresh, given or {}, _no_vector(plans))
+        vector_ids = written_ids if has is None else [written_ids[i] for i in has]
+        if vectors is not None:
+            backend.put_vectors(vectors.table, vector_ids, vectors.matrix)
+    if vectors is not None:
+        backend.vectors_changed(dropped_ids, vector_ids, vectors.matrix)
+    for plan in plans.values():
+        if plan.action != "unchanged":
+            kind = {"added": "written", "restored": "restored"}.get(plan.action, "updated")
+            store.notify(kind, plan.doc)
+    return [WriteResult(doc.id, plans[doc.id].action, len(plans[doc.id].chunks)) for doc in docs]
+
+
+def _no_vector(plans: Mapping[str, _Plan]) -> set[str]:
+    return {doc_id for doc_id, plan in plans.items() if not entry.semantic(plan.doc)}
+
+
+def _rows(plans: Mapping[str, _Plan]) -> list[tuple[str, ChunkRow]]:
+    return [(plan.doc.id, row) for plan in plans.values() for row in plan.chunks]
+
+
+def _recheck(store: Store, plan: _Plan, current: Document | None) -> None:
+    """Inside the write transaction: correct a plan made before it against what is now
+    stored (``current``), so concurrent writers of one key get one ``added`` and
+    consistent rows."""
+    if current is not None and current.deleted_at is None and _same(current, plan.doc):
+        plan.action = "unchanged"
+        return
+    plan.action = "added" if current is None else "restored" if current.deleted_at else "updated"
+    if current is not None:
+        carried = {f: getattr(current, f) for f in CARRIED_FIELDS}
+        plan.doc = replace(plan.doc, created_at=current.created_at, **carried)
+    if not plan.reindex and (
+        current is None or any(getattr(current, f) != getattr(plan.doc, f) for f in _INDEXED)
+    ):
+        plan.reindex = True
+        plan.chunks = chunk_rows(plan.doc, store.chunk_chars, store.chunk_overlap)
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """Vectors for a list of chunk rows, in order, bound for one vector table."""
+
+    table: str
+    matrix: np.ndarray
+
+
+def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
+    if entry.controlled(doc):
+        return entry.rows(doc)
+    # Front matter and HTML comments are blanked in place: neither indexed nor shown.
+    clean = snippet_text.mask(doc.text, doc.doc_type)
+    chunks = chunk_text(clean, max_chars=max_chars, overlap=overlap)
+    if clean != doc.text:
+        chunks = _trimmed(chunks, clean)
+    return [chunk_row(doc, replace(found, index=i), clean) for i, found in enumerate(chunks)]
+
+
+def chunk_row(doc: Document, chunk: Chunk, clean: str | None = None) -> ChunkRow:
+    """A span of a document as it is stored: its text (with front matter and HTML comments
+    blanked: ``clean``, computed here if not given), the title and headings above it
+    (indexed with it), and the hash that finds its vector."""
+    if clean is None:
+        clean = snippet_text.mask(doc.text, doc.doc_type)
+    text = clean[chunk.start : chunk.end]
+    head = " > ".join(part for part in (doc.title, chunk.heading) if part)
+    digest = hashlib.sha256(f"{head}\x00{text}".encode()).hexdigest()
+    return ChunkRow(chunk=chunk, head=head, text=text, text_hash=digest)
+
+
+def _trimmed(chunks: list[Chunk], text: str) -> list[Chunk]:
+    """Chunks without the blanked space they open with (none left empty)."""
+    kept = []
+    for chunk in chunks:
+        start = (
+            chunk.start
+            + len(text[chunk.start : chunk.end])
+            - len(text[chunk.start : chunk.end].lstrip())
+        )
+        if start < chunk.end:
+            kept.append(replace(chunk, start=start))
+    return kept
+
+
+def embedding_text(head: str, text: str) -> str:
+    """What the embedder sees for a chunk: its title and headings give the text context."""
+    return f"{head}\n\n{text}" if head else text
+
+
+def _same(old: Document, new: Document) -> bool:
+    return all(getattr(old, f) == getattr(new, f) for f in _COMPARED)
+
+
+def _string(item: Mapping[str, Any], name: str, default: str = "") -> str:
+    value = item.get(name)
+    if value is None:
+        return default
+    return validate.string(value, name)
+
+
+def _strings(item: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    value = item.get(name) or ()
+    if not isinstance(value, str | list | tuple | set | frozenset):
+        raise InvalidInput(f"{name} must be a list of strings, not {type(value).__name__}")
+    values = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(v, str) for v in values):
+        raise InvalidInput(f"{name} must be a list of strings")
+    for v in values:
+        validate.unicode(v, name)
+    return tuple(dict.fromkeys(v.strip() for v in values if v.strip()))
