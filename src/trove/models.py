@@ -114,6 +114,17 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class ChunkHit:
+    r"""A document's best chunk for one retriever (keyword or vector), with that retriever's
+    score: what a backend's search returns, before fusion makes :class:`Hit`\s."""
+
+    doc_id: str
+    chunk_id: int
+    score: float
+    chunk: Chunk
+
+
+@dataclass(frozen=True)
 class Hit:
     """One search result: a document, the chunk that matched best, and why it matched."""
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from trove import originals, validate
 from trove import write as writer
 from trove.agent import purgeable
-from trove.backends.base import Backend, KeywordHit
+from trove.backends.base import Backend
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.embedders.base import Embedder, scripts_of
 from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
@@ -30,7 +30,7 @@ from trove.llm import ChatModel
 from trove.memory import atomic, canonical, entry, lifecycle, own_vectors, upsert
 from trove.memory.access import AccessRecorder
 from trove.memory.clusters import Clusters
-from trove.models import MODES, Chunk, Document, Edge, Hit, Page, Stats
+from trove.models import MODES, Chunk, ChunkHit, Document, Edge, Hit, Page, Stats
 from trove.search import budget, calibration, memory_rank, snippet, snippet_text
 from trove.search.bounds import bounded
 from trove.search.filters import Filters
@@ -744,7 +744,7 @@ class Store:
 
     def _both(
         self, query: str, parsed: ParsedQuery, where: Filters, stamp: float
-    ) -> dict[str, builtins.list[KeywordHit]]:
+    ) -> dict[str, builtins.list[ChunkHit]]:
         # The query is embedded on another thread while the keyword leg ranks (the model
         # and SQLite release the GIL); not inside kb.transaction(), whose thread holds the
         # connection the other thread would wait for.
@@ -768,7 +768,7 @@ class Store:
 
     def _semantic(
         self, query: str, where: Filters, limit: int, stamp: float
-    ) -> builtins.list[KeywordHit]:
+    ) -> builtins.list[ChunkHit]:
         found = self.vectors.query(query)
         if found is None:
             return []

@@ -14,7 +14,7 @@ from typing import IO, Any, Protocol
 
 import numpy as np
 
-from trove.models import Chunk, Document, Edge
+from trove.models import Chunk, ChunkHit, Document, Edge
 from trove.originals import OriginalInfo
 from trove.search.filters import Filters
 from trove.search.query import ParsedQuery
@@ -41,16 +41,6 @@ class DocumentWrite:
     reindex: bool
     chunks: Sequence[ChunkRow]
     fresh: bool
-
-
-@dataclass(frozen=True)
-class KeywordHit:
-    """A document's best chunk for one retriever, with that retriever's score."""
-
-    doc_id: str
-    chunk_id: int
-    score: float
-    chunk: Chunk
 
 
 @dataclass(frozen=True)
@@ -150,7 +140,7 @@ class Backend(Protocol):
 
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
-    ) -> list[KeywordHit]: ...
+    ) -> list[ChunkHit]: ...
     def filter_chunks(
         self, chunk_ids: Sequence[int], filters: Filters, now: float
     ) -> dict[int, tuple[str, Chunk]]: ...
@@ -175,7 +165,7 @@ class Backend(Protocol):
     def vector_count(self, namespace: str | None = None, session: str | None = None) -> int: ...
     def vector_search(
         self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
-    ) -> list[KeywordHit]: ...
+    ) -> list[ChunkHit]: ...
     def vectors_changed(
         self, dropped: Sequence[int], added: Sequence[int], vectors: np.ndarray
     ) -> None: ...

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trove.backends.base import KeywordHit
-from trove.models import Chunk
+from trove.models import Chunk, ChunkHit
 
 FUSIONS = ("convex", "rrf")
 RRF_K = 60
@@ -35,21 +34,19 @@ WIDEN = 4
 
 def collapse(
     ranked: Sequence[tuple[int, float]], allowed: dict[int, tuple[str, Chunk]], limit: int
-) -> list[KeywordHit]:
+) -> list[ChunkHit]:
     """Best chunk per document, in rank order, keeping only allowed chunks."""
-    best: dict[str, KeywordHit] = {}
+    best: dict[str, ChunkHit] = {}
     for cid, score in ranked:
         if cid in allowed and allowed[cid][0] not in best:
             doc_id, chunk = allowed[cid]
-            best[doc_id] = KeywordHit(doc_id, cid, score, chunk)
+            best[doc_id] = ChunkHit(doc_id, cid, score, chunk)
             if len(best) >= limit:
                 break
     return list(best.values())
 
 
-def merge_evidence(
-    scores: dict[str, KeywordHit], hit: KeywordHit, *, keep_best: bool = False
-) -> None:
+def merge_evidence(scores: dict[str, ChunkHit], hit: ChunkHit, *, keep_best: bool = False) -> None:
     """Combine evidence for one document: scores from different indexes add up
     (``keep_best``: keep the better of two hits instead)."""
     current = scores.get(hit.doc_id)
@@ -60,7 +57,7 @@ def merge_evidence(
             scores[hit.doc_id] = hit
     else:
         best = hit if hit.score > current.score else current
-        scores[hit.doc_id] = KeywordHit(
+        scores[hit.doc_id] = ChunkHit(
             best.doc_id, best.chunk_id, current.score + hit.score, best.chunk
         )
 
@@ -115,7 +112,7 @@ class Fused:
 
 
 def fuse(
-    lists: dict[str, list[KeywordHit]],
+    lists: dict[str, list[ChunkHit]],
     weights: dict[str, float],
     *,
     method: str = "convex",

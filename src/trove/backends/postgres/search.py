@@ -18,12 +18,11 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from trove.backends.base import KeywordHit
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.lifecycle import list_clauses, memory_clauses
 from trove.backends.postgres.text import esc, esc_opt, filterable, unesc
 from trove.errors import InvalidQuery, QueryTimeout
-from trove.models import Chunk, Document, Edge
+from trove.models import Chunk, ChunkHit, Document, Edge
 from trove.search import snippet
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
@@ -112,10 +111,10 @@ class PostgresSearch:
 
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         """Documents by best-chunk BM25 over the word vectors, the CJK grams or both."""
         where, params = filter_sql(filters, now)
-        scores: dict[str, KeywordHit] = {}
+        scores: dict[str, ChunkHit] = {}
         if query.raw is not None:
             for hit in self._raw_search(query.raw, query.raw_cjk, where, params, limit):
                 merge_evidence(scores, hit)
@@ -139,7 +138,7 @@ class PostgresSearch:
 
     def _ranked(
         self, column: str, lexemes: Sequence[str], where: str, params: list[Any], limit: int
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         unique = list(dict.fromkeys(lexemes))
         match = text_index.or_query(unique)
         if self.ranking == "ts_rank_cd":
@@ -156,7 +155,7 @@ class PostgresSearch:
         where: str,
         params: list[Any],
         limit: int,
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         # Rank chunks over the whole index (idf counts every chunk, as in FTS5), then filter
         # and collapse them to documents; if the filter leaves too few, widen the window.
         window = max(limit * 8, 100)
@@ -215,7 +214,7 @@ class PostgresSearch:
 
     def _raw_search(
         self, raw: str, cjk: bool, where: str, params: list[Any], limit: int
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         """FTS5 syntax translated to a tsquery, ranked by ts_rank_cd (prefixes and NOT
         leave no term frequencies for BM25 to use)."""
         parsed = text_index.RawQuery(raw)
@@ -228,7 +227,7 @@ class PostgresSearch:
 
     def _substring_search(
         self, terms: Sequence[str], where: str, params: list[Any], limit: int
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         """Chunks containing the words as substrings, scored by a BM25-like tf·idf.
 
         This scans the chunk text, so it is only the fallback when no word matched.
@@ -241,9 +240,9 @@ class PostgresSearch:
         )
         total = self._corpus()[0] or 1
         scores = substring_scores([r[6] for r in rows], terms, total)
-        best: dict[str, KeywordHit] = {}
+        best: dict[str, ChunkHit] = {}
         for (cid, doc_id, idx, start, end, heading, _), score in zip(rows, scores, strict=True):
-            hit = KeywordHit(_unesc(doc_id), int(cid), score, _chunk(idx, start, end, heading))
+            hit = ChunkHit(_unesc(doc_id), int(cid), score, _chunk(idx, start, end, heading))
             merge_evidence(best, hit, keep_best=True)
         return sorted(best.values(), key=lambda h: -h.score)[:limit]
 

@@ -23,10 +23,11 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from trove.backends.base import EmbedderLock, KeywordHit
+from trove.backends.base import EmbedderLock
 from trove.backends.postgres.search import filter_sql, split_rows
 from trove.backends.postgres.text import esc, unesc
 from trove.errors import EmbedderMismatch, StoreError
+from trove.models import ChunkHit
 from trove.search.filters import Filters
 from trove.search.ranking import collapse
 
@@ -219,7 +220,7 @@ class PostgresVectors:
 
     def vector_search(
         self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         """Documents by best-chunk cosine similarity, filters applied inside the k-NN."""
         if limit <= 0:
             return []

@@ -14,7 +14,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from trove.backends.base import ChunkRow, DocumentWrite, FileStat, KeywordHit
+from trove.backends.base import ChunkRow, DocumentWrite, FileStat
 from trove.backends.sqlite.bulk import put_many
 from trove.backends.sqlite.clusters import ClusterStorage
 from trove.backends.sqlite.connection import SerializedConnection
@@ -37,7 +37,7 @@ from trove.errors import (
     SchemaTooNew,
     StoreError,
 )
-from trove.models import DOCUMENT_FIELDS, Chunk, Document
+from trove.models import DOCUMENT_FIELDS, Chunk, ChunkHit, Document
 from trove.search import snippet
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
@@ -395,10 +395,10 @@ class SQLiteBackend(
 
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         """Documents by best-chunk BM25, over the word index, the CJK bigram index or both."""
         where, params = _filter_sql(filters, now)
-        scores: dict[str, KeywordHit] = {}
+        scores: dict[str, ChunkHit] = {}
         searches = [("chunk_fts", query.word_match()), ("chunk_cjk", query.cjk_match())]
         for table, match in searches:
             if match:
@@ -432,7 +432,7 @@ class SQLiteBackend(
         params: tuple[Any, ...],
         limit: int,
         ranker: Ranker | None = None,
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         # Rank chunks alone (FTS5's fast path, or the in-memory index's ranking of the same
         # query), then filter and collapse them to documents; if the filter leaves too few
         # documents, widen the window and retry.
@@ -596,7 +596,7 @@ class SQLiteBackend(
 
     def _substring_search(
         self, terms: Sequence[str], where: str, params: tuple[Any, ...], limit: int
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         """Chunks containing one-character CJK words (no bigram holds them), scored by a
         BM25-like tf·idf.
 
@@ -611,10 +611,10 @@ class SQLiteBackend(
         rows = list(self.conn.execute(sql, (*terms, *params)))
         total = max(1, int(self._scalar("SELECT count(*) FROM chunk")))
         scores = substring_scores([r[6] for r in rows], terms, total)
-        best: dict[str, KeywordHit] = {}
+        best: dict[str, ChunkHit] = {}
         for (doc_id, cid, idx, start, end, heading, _), score in zip(rows, scores, strict=True):
             chunk = Chunk(index=idx, start=start, end=end, heading=heading)
-            hit = KeywordHit(str(doc_id), int(cid), score, chunk)
+            hit = ChunkHit(str(doc_id), int(cid), score, chunk)
             merge_evidence(best, hit, keep_best=True)
         return sorted(best.values(), key=lambda h: -h.score)[:limit]
 

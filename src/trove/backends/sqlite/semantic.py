@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Protocol
 import apsw
 import numpy as np
 
-from trove.backends.base import KeywordHit
 from trove.backends.sqlite import index_cache as sqlite_index_cache
 from trove.backends.sqlite.exact import ExactScan
+from trove.models import ChunkHit
 from trove.search.filters import Filters
 from trove.search.ranking import WIDEN, collapse, first_window
 from trove.search.vectors import VectorIndex
@@ -92,7 +92,7 @@ class SemanticSearcher:
 
     def search(
         self, query: np.ndarray, filters: Filters, limit: int, now: float
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         """Documents by their best chunk's cosine similarity, filters applied in the k-NN."""
         index = self._available()
         if limit <= 0:
@@ -118,7 +118,7 @@ class SemanticSearcher:
 
     def _collapse(
         self, ids: np.ndarray, scores: np.ndarray, filters: Filters, limit: int, now: float
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         ranked = [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
         allowed = self.backend.filter_chunks([i for i, _ in ranked], filters, now)
         return collapse(ranked, allowed, limit)

@@ -17,9 +17,10 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from trove.backends.base import EmbedderLock, KeywordHit
+from trove.backends.base import EmbedderLock
 from trove.backends.sqlite.connection import SerializedConnection
 from trove.errors import EmbedderMismatch
+from trove.models import ChunkHit
 
 if TYPE_CHECKING:
     from trove.backends.sqlite.semantic import SemanticSearcher
@@ -47,7 +48,7 @@ class VectorStorage:
 
     def vector_search(
         self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
-    ) -> list[KeywordHit]:
+    ) -> list[ChunkHit]:
         """Documents by best-chunk cosine similarity, filters applied inside the k-NN."""
         return self._searcher_for(lock).search(query, filters, limit, now)
 
