@@ -386,3 +386,37 @@ def test_stats_json_is_serializable(pg_target: str) -> None:
     with trove.open(pg_target, embedder=None) as kb:
         kb.add("x")
         json.dumps(kb.stats().to_dict())
+
+
+# --- NUL ------------------------------------------------------------------------------
+
+
+def test_nul_and_the_escape_character_round_trip_through_every_kind_of_column(
+    kb: trove.Store,
+) -> None:
+    # PostgreSQL text cannot hold NUL: one adapter escapes what is sent and unescapes what
+    # is read (with the escape character itself, U+10FFFF, escaped too).
+    odd = "a\x00b\U0010ffff0c\U0010ffff1"
+    fields = {"title": odd, "author": odd, "url": odd, "channel": odd, "thread_id": odd}
+    doc_id = kb.add(
+        "searchable " + odd,
+        source=odd,
+        source_id=odd,
+        tags=[odd, "plain"],
+        participants=[odd],
+        metadata={"k": odd},
+        **fields,
+    )
+    doc = kb.get(doc_id)
+    assert doc is not None
+    assert {name: getattr(doc, name) for name in fields} == fields
+    assert (doc.text, doc.source, doc.source_id) == ("searchable " + odd, odd, odd)
+    assert set(doc.tags) == {odd, "plain"} and doc.participants == (odd,)
+    assert doc.metadata == {"k": odd}
+    hits = kb.search("searchable", mode="keyword", tags=[odd], source=[odd], metadata={"k": odd})
+    assert [h.doc_id for h in hits] == [doc_id]
+    assert [d.id for d in kb.list(tags=[odd]).items] == [doc_id]
+    other = kb.add("other")
+    kb.link(doc_id, other, type=odd)
+    assert [(e.src, e.dst, e.type) for e in kb.neighbors(doc_id)] == [(doc_id, other, odd)]
+    assert kb.stats().by_source[odd] == 1

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from trove import originals, validate
 from trove import write as writer
 from trove.agent import purgeable
-from trove.backends.base import Backend
+from trove.backends.base import Backend, LocalIndexes
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.embedders.base import Embedder, scripts_of
 from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
@@ -125,7 +125,8 @@ class Store:
         memory for speed; they are otherwise loaded when first needed (the word index in
         the background, FTS5 answering meanwhile). For a long-running process that wants
         its first queries fast: this waits for the loading (~7 s at 100k chunks)."""
-        self.backend.warm()
+        if isinstance(self.backend, LocalIndexes):
+            self.backend.warm()
 
     def __enter__(self) -> Store:
         return self

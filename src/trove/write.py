@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from trove import validate
-from trove.backends.base import ChunkRow, DocumentWrite
+from trove.backends.base import ChunkRow, DocumentWrite, LocalIndexes
 from trove.chunking import chunk_text
 from trove.errors import InvalidInput
 from trove.ids import document_id
@@ -211,7 +211,7 @@ def write_batch(
         vector_ids = written_ids if has is None else [written_ids[i] for i in has]
         if vectors is not None:
             backend.put_vectors(vectors.table, vector_ids, vectors.matrix)
-    if vectors is not None:
+    if vectors is not None and isinstance(backend, LocalIndexes):
         backend.vectors_changed(dropped_ids, vector_ids, vectors.matrix)
     for plan in plans.values():
         if plan.action != "unchanged":

@@ -61,7 +61,7 @@ def test_a_long_query_keeps_its_rarest_words_and_says_which_it_dropped(
 def test_a_search_past_its_time_budget_is_stopped(
     tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trove.backends.sqlite import backend as sqlite
+    from trove.backends.sqlite import search as sqlite
 
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:  # type: ignore[operator]
         kb.add_many(

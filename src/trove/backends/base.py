@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -72,7 +72,6 @@ class Backend(Protocol):
 
     # lifecycle and settings
     def close(self) -> None: ...
-    def warm(self) -> None: ...
     def transaction(self) -> AbstractContextManager[None]: ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str | None) -> None: ...
@@ -141,9 +140,6 @@ class Backend(Protocol):
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
     ) -> list[ChunkHit]: ...
-    def filter_chunks(
-        self, chunk_ids: Sequence[int], filters: Filters, now: float
-    ) -> dict[int, tuple[str, Chunk]]: ...
     def visible(self, doc_ids: Sequence[str], filters: Filters, now: float) -> set[str]: ...
     def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]: ...
 
@@ -166,7 +162,25 @@ class Backend(Protocol):
     def vector_search(
         self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
     ) -> list[ChunkHit]: ...
+
+
+@runtime_checkable
+class LocalIndexes(Protocol):
+    """A backend that keeps search indexes in this process's memory (SQLite: the vector
+    index and the word index), which must hear of vector changes that do not go through
+    its own writes. A backend whose indexes live in a server (PostgreSQL) is not one:
+    check with ``isinstance(backend, LocalIndexes)``."""
+
+    def warm(self) -> None:
+        """Load the in-memory indexes now rather than at the first query that needs them."""
+        ...
+
     def vectors_changed(
         self, dropped: Sequence[int], added: Sequence[int], vectors: np.ndarray
-    ) -> None: ...
-    def vectors_reset(self) -> None: ...
+    ) -> None:
+        """After a commit: chunks ``dropped`` are gone, ``added`` have these vectors."""
+        ...
+
+    def vectors_reset(self) -> None:
+        """Forget the in-memory vector index (after a purge, a rebuild or a rollback)."""
+        ...

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from trove.backends.base import LocalIndexes
 from trove.models import Document
 
 if TYPE_CHECKING:
@@ -42,7 +43,8 @@ def transaction(store: Store) -> Iterator[None]:
     except BaseException:
         # Chunk ids written and rolled back may be handed out again: the in-memory
         # vector index must not keep what it was told about them.
-        store.backend.vectors_reset()
+        if isinstance(store.backend, LocalIndexes):
+            store.backend.vectors_reset()
         raise
     finally:
         events = held.pop(id(store))

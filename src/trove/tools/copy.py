@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from trove.backends.base import Backend, EmbedderLock
+from trove.backends.base import Backend, EmbedderLock, LocalIndexes
 from trove.backends.postgres.url import is_postgres, redact
 from trove.errors import EmbedderMismatch, InvalidInput, NotFound
 from trove.models import Document, same_copy
@@ -112,7 +112,8 @@ def copy_backend(
     if lock is not None and table is not None and fresh:
         dst.finish_rebuild(EmbedderLock(lock.spec, lock.model_id, lock.dimension, table))
         dst.set_meta(_PENDING, None)
-    dst.vectors_reset()
+    if isinstance(dst, LocalIndexes):
+        dst.vectors_reset()
     return report
 
 

@@ -31,7 +31,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from trove.backends.base import Backend, ChunkRow, EmbedderLock
+from trove.backends.base import Backend, ChunkRow, EmbedderLock, LocalIndexes
 from trove.errors import EmbedderMismatch, InvalidInput
 from trove.models import Chunk, Document, Edge, same_copy
 from trove.search.filters import SCOPES
@@ -329,7 +329,8 @@ class _Sink:
                 EmbedderLock(lock.spec, lock.model_id, lock.dimension, self.table)
             )
             self.backend.set_meta(_PENDING, None)
-        self.backend.vectors_reset()
+        if isinstance(self.backend, LocalIndexes):
+            self.backend.vectors_reset()
         # Chunks that came without vectors are embedded here, as a write would have.
         if self.store.has_embedder:
             self.report.embedded = self.store.reembed(missing=True)

@@ -9,8 +9,9 @@ everything else, dumped with ``pg_dump -n schema``, no ``lo_unlink`` to forget.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO
 
+from trove.backends.postgres.connection import Connected
 from trove.originals import PIECE, OriginalInfo
 
 M005 = """
@@ -44,13 +45,8 @@ CREATE TRIGGER original_blob_unreferenced AFTER DELETE OR UPDATE OF hash
 """
 
 
-class PostgresOriginals:
+class OriginalStorage(Connected):
     """The PostgreSQL backend's originals (mixed into :class:`PostgresBackend`)."""
-
-    conn: Any
-    transaction: Any
-    rows: Any
-    one: Any
 
     def put_original(
         self, doc_id: str, digest: str, size: int, source: IO[bytes], name: str, media_type: str

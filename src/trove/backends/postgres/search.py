@@ -1,4 +1,4 @@
-"""Keyword search, filters, snippets, edges and listing of the PostgreSQL backend.
+"""Keyword search of the PostgreSQL backend.
 
 Ranking is BM25 computed in SQL, the same formula FTS5 uses (k1 = 1.2, b = 0.75, its idf
 floor), over the chunks that match any query term through the GIN index. A chunk's term
@@ -11,24 +11,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 import psycopg
 from psycopg import sql
-from psycopg.types.json import Jsonb
 
 from trove.backends.postgres import text as text_index
-from trove.backends.postgres.lifecycle import list_clauses, memory_clauses
-from trove.backends.postgres.text import esc, esc_opt, filterable, unesc
-from trove.errors import InvalidQuery, QueryTimeout
-from trove.models import Chunk, ChunkHit, Document, Edge
-from trove.search import snippet
+from trove.backends.postgres.connection import Connected
+from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
+from trove.errors import QueryTimeout
+from trove.models import ChunkHit
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
-from trove.search.query import ParsedQuery, has_cjk
+from trove.search.query import ParsedQuery
 from trove.search.ranking import collapse, merge_evidence, substring_scores
-from trove.timeutil import to_iso
 
 # Corpus size and mean lengths (for BM25) are recounted at most this often when other
 # processes write; this process's own writes invalidate them at once.
@@ -41,73 +37,11 @@ _BUDGET = f"SELECT set_config('statement_timeout', '{int(SEARCH_BUDGET_S * 1000)
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
 
 
-def filter_sql(filters: Filters, now: float) -> tuple[str, list[Any]]:
-    """The WHERE clause (over ``d``, the document) for ``filters``; same rules as SQLite."""
-    # A namespace sees its own items (session items only from their session, when the
-    # reader has one) and every global item.
-    clauses = [
-        "((d.namespace = %s AND (d.scope <> 'session' OR %s::text IS NULL "
-        "OR d.session_id = %s)) OR d.scope = 'global')",
-        "d.deleted_at IS NULL",
-        "(d.expires_at IS NULL OR d.expires_at > %s)",
-    ]
-    session = None if filters.session is None else esc(filters.session)
-    params: list[Any] = [esc(filters.namespace), session, session, now]
-    if filters.scope:
-        clauses.append("d.scope = ANY(%s)")
-        params.append(list(filters.scope))
-    for column in ("source", "doc_type", "author"):
-        values: tuple[str, ...] = getattr(filters, column)
-        if values:
-            clauses.append(f"d.{column} = ANY(%s)")
-            params.append([esc(v) for v in values])
-    if filters.tags:
-        clauses.append("d.tags @> %s::text[]")
-        params.append([esc(t) for t in filters.tags])
-    if filters.since is not None:
-        clauses.append("d.timestamp >= %s")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append("d.timestamp <= %s")
-        params.append(filters.until)
-    for key, value in filters.metadata:
-        if value is None:
-            clauses.append("jsonb_typeof(d.meta -> %s) = 'null'")
-            params.append(esc(key))
-            continue
-        # SQLite's json_extract reads true as 1 and false as 0: match either spelling.
-        alike: list[Any] = [value]
-        if isinstance(value, bool) or (isinstance(value, int | float) and value in (0, 1)):
-            alike = [bool(value), int(value)]
-        clauses.append("d.meta @> ANY(%s::jsonb[])")
-        params.append([Jsonb({esc(key): filterable(v)}) for v in alike])
-    extra, more = memory_clauses(filters)
-    return " AND ".join(clauses + extra), params + more
-
-
-class PostgresSearch:
-    """Mixin of the PostgreSQL backend: reading, filtering and ranking."""
+class KeywordSearch(Connected):
+    """Mixin of the PostgreSQL backend: keyword search, BM25 in SQL."""
 
     ranking: str
-    _stats_cache: tuple[float, int, float, float] | None
     _stems: dict[str, tuple[str, ...]]
-
-    def conn(self) -> AbstractContextManager[psycopg.Connection]:
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[None]:
-        raise NotImplementedError
-
-    def rows(self, query: Any, params: Any = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
-
-    def one(self, query: Any, params: Any = ()) -> tuple[Any, ...] | None:
-        raise NotImplementedError
-
-    def documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:
-        raise NotImplementedError
-
-    # --- keyword search ---------------------------------------------------------------
 
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
@@ -242,7 +176,7 @@ class PostgresSearch:
         scores = substring_scores([r[6] for r in rows], terms, total)
         best: dict[str, ChunkHit] = {}
         for (cid, doc_id, idx, start, end, heading, _), score in zip(rows, scores, strict=True):
-            hit = ChunkHit(_unesc(doc_id), int(cid), score, _chunk(idx, start, end, heading))
+            hit = ChunkHit(str(doc_id), int(cid), score, chunk_of(idx, start, end, heading))
             merge_evidence(best, hit, keep_best=True)
         return sorted(best.values(), key=lambda h: -h.score)[:limit]
 
@@ -289,136 +223,3 @@ class PostgresSearch:
             ):
                 self._stems[str(word)] = tuple(lexemes)
         return {w: self._stems.get(w, ()) for w in words}
-
-    # --- filtering --------------------------------------------------------------------
-
-    def filter_chunks(
-        self, chunk_ids: Sequence[int], filters: Filters, now: float
-    ) -> dict[int, tuple[str, Chunk]]:
-        """The chunks among ``chunk_ids`` whose document passes ``filters``."""
-        where, params = filter_sql(filters, now)
-        rows = self.rows(
-            f"SELECT c.id, {_CHUNK_FIELDS} FROM chunk c JOIN document d ON d.id = c.doc_id "
-            f"WHERE c.id = ANY(%s) AND {where}",
-            [list(chunk_ids), *params],
-        )
-        return {int(r[0]): (_unesc(r[1]), _chunk(*r[2:6])) for r in rows}
-
-    def visible(self, doc_ids: Sequence[str], filters: Filters, now: float) -> set[str]:
-        """The documents among ``doc_ids`` that pass ``filters``."""
-        where, params = filter_sql(filters, now)
-        rows = self.rows(
-            f"SELECT d.id FROM document d WHERE d.id = ANY(%s) AND {where}",
-            [[esc(i) for i in doc_ids], *params],
-        )
-        return {_unesc(r[0]) for r in rows}
-
-    # --- snippets ---------------------------------------------------------------------
-
-    def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]:
-        """A snippet per chunk with the query's words (stemmed) and CJK runs marked."""
-        words = [text_index.fold(w) for w in query.words]
-        needles = list(query.substrings) + query.cjk_runs()
-        if query.raw is not None:
-            try:
-                phrases = text_index.RawQuery(query.raw).phrases()
-            except InvalidQuery:
-                phrases = []
-            texts = [p.text for p in phrases]
-            words += [w for t in texts for w in text_index.words(t)]
-            needles += [t for t in texts if has_cjk(t)]
-        rows = self.rows("SELECT id, text FROM chunk WHERE id = ANY(%s)", (list(chunk_ids),))
-        texts_by_id = {int(cid): _unesc(text) for cid, text in rows}
-        query_stems = self.stems(words) if words else {}
-        wanted = {lex for w in words for lex in query_stems.get(w, ())}
-        tokens = {cid: text_index.candidate_spans(t, wanted) for cid, t in texts_by_id.items()}
-        maybe = {w for spans in tokens.values() for _, _, w in spans}
-        stems = self.stems(sorted(maybe)) if maybe else {}
-        found = {}
-        for cid, text in texts_by_id.items():
-            spans: list[tuple[int, int]] = []
-            if wanted:
-                spans += text_index.mark_spans(tokens[cid], stems, wanted)
-            if needles:
-                spans += snippet.substring_intervals(text, needles)
-            found[cid] = snippet.make(text, spans)
-        return found
-
-    # --- edges and listing ------------------------------------------------------------
-
-    def put_edge(self, src: str, dst: str, type: str, weight: float, now: float) -> None:
-        with self.transaction(), self.conn() as conn:
-            conn.execute(
-                "INSERT INTO edge (src, dst, type, weight, created_at) "
-                "VALUES (%s, %s, %s, %s, %s) "
-                "ON CONFLICT (src, dst, type) DO UPDATE SET weight = excluded.weight",
-                (esc(src), esc(dst), esc(type), weight, now),
-            )
-
-    def delete_edges(self, src: str, dst: str, type: str | None) -> int:
-        with self.transaction(), self.conn() as conn:
-            cur = conn.execute(
-                "DELETE FROM edge WHERE src = %s AND dst = %s AND (%s::text IS NULL OR type = %s)",
-                (esc(src), esc(dst), esc_opt(type), esc_opt(type)),
-            )
-            return int(cur.rowcount)
-
-    def edges_of(self, doc_ids: Sequence[str], type: str | None) -> list[Edge]:
-        """Edges touching any of ``doc_ids``, in either direction, heaviest first."""
-        ids = [esc(i) for i in doc_ids]
-        rows = self.rows(
-            "SELECT src, dst, type, weight, created_at FROM edge "
-            "WHERE (src = ANY(%s) OR dst = ANY(%s)) AND (%s::text IS NULL OR type = %s) "
-            "ORDER BY weight DESC, created_at, src, dst",
-            (ids, ids, esc_opt(type), esc_opt(type)),
-        )
-        return [
-            Edge(_unesc(s), _unesc(d), _unesc(t), float(w), to_iso(c)) for s, d, t, w, c in rows
-        ]
-
-    def list_documents(
-        self,
-        namespace: str,
-        *,
-        scope: Sequence[str],
-        session: str | None,
-        after: tuple[float, str] | None,
-        limit: int,
-        include_deleted: bool,
-        filters: Filters | None = None,
-    ) -> list[Document]:
-        """Newest first by (created_at, id); ``after`` is the last item of the previous page."""
-        clauses = ["namespace = %s", "(scope <> 'session' OR %s::text IS NULL OR session_id = %s)"]
-        params: list[Any] = [esc(namespace), esc_opt(session), esc_opt(session)]
-        if filters is not None:
-            extra, more = list_clauses(filters)
-            clauses += extra
-            params += more
-        if scope:
-            clauses.append("scope = ANY(%s)")
-            params.append(list(scope))
-        if not include_deleted:
-            clauses.append("deleted_at IS NULL")
-        if after is not None:
-            clauses.append("(created_at, id) < (%s, %s)")
-            params.extend((after[0], esc(after[1])))
-        return self.documents(
-            " AND ".join(clauses), params, f"ORDER BY created_at DESC, id DESC LIMIT {int(limit)}"
-        )
-
-
-def split_rows(
-    rows: Sequence[tuple[Any, ...]],
-) -> tuple[list[tuple[int, float]], dict[int, tuple[str, Chunk]]]:
-    """(chunk id, score) in rank order, and the chunks that passed the filter."""
-    ranked = [(int(r[0]), float(r[1])) for r in rows]
-    allowed = {int(r[0]): (_unesc(r[2]), _chunk(*r[3:7])) for r in rows if r[7]}
-    return ranked, allowed
-
-
-def _chunk(idx: int, start: int, end: int, heading: str) -> Chunk:
-    return Chunk(index=int(idx), start=int(start), end=int(end), heading=_unesc(heading))
-
-
-def _unesc(value: Any) -> str:
-    return unesc(str(value))

@@ -13,10 +13,8 @@ most ``hnsw.ef_search`` rows).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -24,14 +22,14 @@ import psycopg
 from psycopg import sql
 
 from trove.backends.base import EmbedderLock
-from trove.backends.postgres.search import filter_sql, split_rows
-from trove.backends.postgres.text import esc, unesc
-from trove.errors import EmbedderMismatch, StoreError
+from trove.backends.postgres.connection import Connected
+from trove.backends.postgres.filters import filter_sql, split_rows
+from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
+from trove.errors import StoreError
 from trove.models import ChunkHit
 from trove.search.filters import Filters
 from trove.search.ranking import collapse
 
-_LOCK_KEY = "embedder"
 _TABLE = re.compile(r"chunk_vec_[0-9]+")
 # pgvector's limits: HNSW indexes vectors of up to 2,000 dimensions and an index scan
 # returns at most ef_search (<= 1,000) rows.
@@ -40,34 +38,13 @@ _MAX_EF_SEARCH = 1000
 _LOCK_SPACE = 0x54524F57
 
 
-class PostgresVectors:
+class VectorStorage(Connected):
     """Mixin of the PostgreSQL backend: everything about stored vectors."""
-
-    schema: str
-
-    def conn(self) -> AbstractContextManager[psycopg.Connection]:
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[None]:
-        raise NotImplementedError
-
-    def rows(self, query: Any, params: Any = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
-
-    def one(self, query: Any, params: Any = ()) -> tuple[Any, ...] | None:
-        raise NotImplementedError
-
-    def get_meta(self, key: str) -> str | None:
-        raise NotImplementedError
-
-    def set_meta(self, key: str, value: str | None) -> None:
-        raise NotImplementedError
 
     # --- the lock ---------------------------------------------------------------------
 
     def vector_lock(self) -> EmbedderLock | None:
-        value = self.get_meta(_LOCK_KEY)
-        return None if value is None else EmbedderLock(**json.loads(value))
+        return read_lock(self.get_meta(LOCK_KEY))
 
     def lock_vectors(self, spec: str, model_id: str, dimension: int) -> EmbedderLock:
         """Create the first vector table and record the embedder that fills it.
@@ -81,16 +58,11 @@ class PostgresVectors:
             )
             existing = self.vector_lock()
             if existing is not None:
-                if (existing.model_id, existing.dimension) != (model_id, dimension):
-                    raise EmbedderMismatch(
-                        f"this store's vectors were just locked to {existing.model_id} "
-                        f"({existing.dimension}-d) by another writer, not {model_id}"
-                    )
-                return existing
+                return same_embedder(existing, model_id, dimension)
             table = self._new_table(conn, dimension)
             self._index(conn, table, dimension)
             lock = EmbedderLock(spec, model_id, dimension, table)
-            self.set_meta(_LOCK_KEY, json.dumps(lock.to_dict()))
+            self.set_meta(LOCK_KEY, written_lock(lock))
             return lock
 
     def begin_rebuild(self, dimension: int) -> str:
@@ -107,7 +79,7 @@ class PostgresVectors:
         with self.transaction(), self.conn() as conn:
             old = self.vector_lock()
             self._index(conn, checked_table(lock.table), lock.dimension)
-            self.set_meta(_LOCK_KEY, json.dumps(lock.to_dict()))
+            self.set_meta(LOCK_KEY, written_lock(lock))
             if old is not None and old.table != lock.table:
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(old.table)))
 
@@ -118,11 +90,7 @@ class PostgresVectors:
         return sorted(str(r[0]) for r in rows if _TABLE.fullmatch(str(r[0])))
 
     def _new_table(self, conn: psycopg.Connection, dimension: int) -> str:
-        numbers = [int(name.rsplit("_", 1)[1]) for name in self._vector_tables(conn)]
-        lock = self.vector_lock()
-        if lock is not None:
-            numbers.append(int(lock.table.rsplit("_", 1)[1]))
-        table = f"chunk_vec_{max(numbers, default=0) + 1}"
+        table = next_table(self._vector_tables(conn), self.vector_lock())
         conn.execute(
             sql.SQL(
                 "CREATE TABLE {} (chunk_id bigint PRIMARY KEY REFERENCES chunk (id) "
@@ -180,7 +148,7 @@ class PostgresVectors:
         after = 0
         while True:
             rows = [
-                (int(cid), unesc(head), unesc(text))
+                (int(cid), str(head), str(text))
                 for cid, head, text in self.rows(query, (after, batch))
             ]
             if not rows:
@@ -203,18 +171,10 @@ class PostgresVectors:
             "WHERE (%(ns)s::text IS NULL OR d.namespace = %(ns)s::text) "
             "AND (%(s)s::text IS NULL OR d.scope <> 'session' OR d.session_id = %(s)s::text)"
         ).format(table)
-        ns = None if namespace is None else esc(namespace)
-        se = None if session is None else esc(session)
+        ns = namespace
+        se = session
         row = self.one(query, {"ns": ns, "s": se})
         return int(row[0]) if row else 0
-
-    def vectors_changed(
-        self, dropped: Sequence[int], added: Sequence[int], vectors: np.ndarray
-    ) -> None:
-        """Nothing to do: the index lives in the server, in step with every commit."""
-
-    def vectors_reset(self) -> None:
-        """Nothing to do (see :meth:`vectors_changed`)."""
 
     # --- k-NN -------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from trove.backends.base import ChunkRow, DocumentWrite
+from trove.backends.rows import CHUNK_COLUMNS, chunk_values
 from trove.backends.sqlite.connection import SerializedConnection
 from trove.models import Document
 from trove.search.query import cjk_text
@@ -84,16 +85,12 @@ def _insert_chunks(
     for doc_id, rows in chunks:
         for r in rows:
             chunk_id = next(it)
-            c = r.chunk
-            params.append(
-                (chunk_id, doc_id, c.index, c.start, c.end, c.heading, r.head, r.text, r.text_hash)
-            )
+            params.append((chunk_id, *chunk_values(doc_id, r)))
             cjk = cjk_text(r.head, r.text)
             if cjk is not None:  # only text with CJK pays for the bigram index
                 grams.append((chunk_id, cjk))
     conn.executemany(
-        "INSERT INTO chunk (id, doc_id, idx, start_char, end_char, heading, head, text, "
-        "text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO chunk (id, {CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         params,
     )
     if grams:

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 
-from trove.backends.sqlite.connection import SerializedConnection
+from trove.backends.sqlite.connection import Connected
 
 
-class ClusterStorage:
+class ClusterStorage(Connected):
     """Mixin of the SQLite backend: clusters and their members."""
-
-    conn: SerializedConnection
-
-    def transaction(self) -> AbstractContextManager[None]:
-        raise NotImplementedError
 
     def put_cluster(self, cluster_id: str, namespace: str, data: str) -> None:
         with self.transaction():

@@ -1,17 +1,27 @@
-"""One apsw connection shared by threads, one statement at a time.
+"""The SQLite backend's one connection: opened and checked, shared by threads.
 
 apsw does not queue threads on a busy connection: a second thread gets
 ThreadingViolationError. A server's request threads, and a hybrid search that embeds the
 query on a second thread, share one store, so every use of the connection goes through
-this lock and every result is read to the end before the lock is released.
+:class:`SerializedConnection`'s lock and every result is read to the end before the lock
+is released. :class:`Connected` is what every part of the backend stands on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import apsw
+
+from trove.errors import CorruptStore, NotATroveStore, StoreError
+from trove.models import Document
 
 
 class SerializedConnection:
@@ -19,7 +29,7 @@ class SerializedConnection:
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.raw = conn
-        # Reentrant: a transaction (sqlite.py) holds it while its thread runs statements.
+        # Reentrant: a transaction (backend.py) holds it while its thread runs statements.
         self.lock = threading.RLock()
 
     def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
@@ -42,3 +52,141 @@ class SerializedConnection:
     def close(self) -> None:
         with self.lock:
             self.raw.close()
+
+
+class Connected:
+    """What every part of the SQLite backend stands on: the connection, the backend's
+    transaction, meta and one-row reads. The parts are mixed into :class:`SQLiteBackend`;
+    what one part uses of another is declared here, once."""
+
+    conn: SerializedConnection
+    path: str
+    memory: bool
+    # Chunk ids dropped and added by the open transaction, told to the in-memory word
+    # index when it commits.
+    _chunk_changes: tuple[list[int], list[int]]
+
+    def transaction(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def vectors_reset(self) -> None:
+        raise NotImplementedError
+
+    def _documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:
+        raise NotImplementedError
+
+    def _tokenize(self, data: bytes, query: bool = False) -> list[tuple[int, int, str]]:
+        raise NotImplementedError
+
+    def get_meta(self, key: str) -> str | None:
+        value = self._scalar("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if value is None else str(value)
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        with self.transaction():
+            if value is None:
+                self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+            else:
+                self.conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+
+    def _scalar(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        row = self._one(sql, params)
+        return None if row is None else row[0]
+
+    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        for row in self.conn.execute(sql, params):
+            return tuple(row)
+        return None
+
+
+# What SQLite raises when the file cannot take a write: a full disk, a file size limit,
+# a read-only file or mount.
+UNWRITABLE = (apsw.FullError, apsw.IOError, apsw.ReadOnlyError)
+DAMAGED = (
+    "{path} is damaged (truncated or corrupt); trove does not repair stores: restore it "
+    "from a backup, or `sqlite3 {path} .recover` a copy"
+)
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def open_connection(
+    path: str, busy_timeout_ms: int, version_of: Callable[[SerializedConnection, str], int]
+) -> tuple[SerializedConnection, int]:
+    """The connection to a store file (created if missing) and its schema version, as
+    ``version_of`` reads it (and refuses what is not a trove store)."""
+    memory = path == ":memory:"
+    if not memory:
+        check_is_sqlite(Path(path))
+        create_private(Path(path))
+    try:
+        raw = apsw.Connection(path)
+        raw.set_busy_timeout(busy_timeout_ms)
+        conn = SerializedConnection(raw)
+        version = version_of(conn, path)
+    except apsw.NotADBError:
+        raise NotATroveStore(f"{path} is not a SQLite database") from None
+    except apsw.CorruptError:
+        raise CorruptStore(DAMAGED.format(path=path)) from None
+    except apsw.CantOpenError as exc:
+        raise StoreError(f"cannot open {path}: {exc}") from None
+    if not memory:
+        use_wal(conn, path, busy_timeout_ms)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        # 32 MB of page cache (SQLite's default is 2 MB): a batch write into a large
+        # store touches index pages all over the file (random document ids).
+        conn.execute("PRAGMA cache_size = -32000")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn, version
+
+
+def use_wal(conn: SerializedConnection, path: str, timeout_ms: int) -> None:
+    """Put the file in WAL mode (a property of the file: whoever comes first sets it).
+
+    Switching needs a lock SQLite does not wait for (the busy handler is not called),
+    so a connection racing another's first migration retries until the busy timeout.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode")[0][0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except apsw.BusyError:
+            if time.monotonic() > deadline:
+                raise StoreError(f"{path} is locked by another process") from None
+            time.sleep(0.005)
+
+
+def create_private(path: Path) -> None:
+    """Create a new store file (and its folder) readable by its owner alone: stores hold
+    people's mail and notes. SQLite gives the -wal and -shm files the file's mode."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
+def check_is_sqlite(path: Path) -> None:
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory; give the path of a store file")
+    if path.exists() and path.stat().st_size > 0:
+        with path.open("rb") as handle:
+            header = handle.read(100)
+        if header[: len(_SQLITE_MAGIC)] != _SQLITE_MAGIC:
+            raise NotATroveStore(f"{path} is not a SQLite database (nor a trove store)")
+        # The header's page count is valid when its change counter matches (offset 92):
+        # a file shorter than it says was truncated (a copy cut short, a full disk). With a
+        # write-ahead log, pages may still be on their way into the file (a checkpoint cut
+        # short), and SQLite finishes the job from the log.
+        page_size = int.from_bytes(header[16:18], "big")
+        page_size = 65536 if page_size == 1 else page_size
+        pages = int.from_bytes(header[28:32], "big")
+        wal = Path(f"{path}-wal")
+        logged = wal.exists() and wal.stat().st_size > 0
+        short = header[24:28] == header[92:96] and path.stat().st_size < pages * page_size
+        if short and not logged:
+            raise CorruptStore(DAMAGED.format(path=path))

@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -130,16 +131,25 @@ def save(backend: SQLiteBackend, lock: EmbedderLock, index: VectorIndex) -> bool
     if backend.memory:
         return False
     path = cache_path(backend.path, lock.table)
+    return save_file(backend, path, EPOCH_KEY, lambda tmp, epoch: _write(tmp, epoch, lock, index))
+
+
+def save_file(
+    backend: SQLiteBackend, path: Path, epoch_key: str, write: Callable[[Path, str], None]
+) -> bool:
+    """Write a cache file beside the store (``write(temporary path, epoch)``) and put it in
+    place as its epoch commits to ``meta`` under ``epoch_key``; False when the store or
+    its directory cannot be written (read-only: a cache is optional)."""
     epoch = secrets.token_hex(16)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)  # private, as the store file is
         remove_leftovers(path.parent)
-        _write(tmp, epoch, lock, index)
+        write(tmp, epoch)
         # The epoch commits as the file takes its place: one of the two saving processes
         # wins both, or the file and the epoch disagree and the cache is not used.
         with backend.transaction():
-            backend.set_meta(EPOCH_KEY, epoch)
+            backend.set_meta(epoch_key, epoch)
             os.replace(tmp, path)
     except (OSError, apsw.Error):  # read-only, busy, closed meanwhile: no cache this time
         with contextlib.suppress(OSError):

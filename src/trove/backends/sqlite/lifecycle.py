@@ -1,31 +1,40 @@
-"""Hard deletion of chosen documents in the SQLite backend (purge by id, clear a namespace)."""
+"""Hard deletion in the SQLite backend: tombstoned and expired documents purged, chosen
+documents removed (by id, a whole namespace), access counts and canonical marks."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
-from typing import Any
 
 import apsw
 import numpy as np
 
-from trove.backends.sqlite.connection import SerializedConnection
+from trove.backends.sqlite.connection import Connected
 from trove.errors import StoreError
-from trove.search.filters import Filters
 
 
-class LifecycleStorage:
+class LifecycleStorage(Connected):
     """Mixin of the SQLite backend: documents removed for good, with their chunks."""
 
-    conn: SerializedConnection
-    _chunk_changes: tuple[list[int], list[int]]
-
-    def transaction(self) -> AbstractContextManager[None]:
-        raise NotImplementedError
-
-    def vectors_reset(self) -> None:
-        raise NotImplementedError
+    def purge(self, now: float) -> list[str]:
+        """Remove tombstoned and expired documents for good; returns their ids."""
+        with self.transaction():
+            ids = [
+                str(r[0])
+                for r in self.conn.execute(
+                    "SELECT id FROM document WHERE deleted_at IS NOT NULL "
+                    "OR (expires_at IS NOT NULL AND expires_at <= ?)",
+                    (now,),
+                )
+            ]
+            for doc_id in ids:
+                chunks = self.conn.execute("SELECT id FROM chunk WHERE doc_id = ?", (doc_id,))
+                self._chunk_changes[0].extend(int(r[0]) for r in chunks)
+                self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
+                self.conn.execute("DELETE FROM document WHERE id = ?", (doc_id,))
+        if ids:
+            self.vectors_reset()
+        return ids
 
     def remove_documents(self, doc_ids: Sequence[str]) -> list[str]:
         """Remove these documents (in any state) for good; returns the ids that existed."""
@@ -104,54 +113,3 @@ class LifecycleStorage:
         """Ids of every document of a namespace (any scope, deleted and expired too)."""
         rows = self.conn.execute("SELECT id FROM document WHERE namespace = ?", (namespace,))
         return [str(r[0]) for r in rows]
-
-
-def memory_clauses(filters: Filters, alias: str = "d.") -> tuple[list[str], list[Any]]:
-    """SQL for the memory filters (entities, importance, confidence, compression)."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    for entity in filters.entities:
-        clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}entities) WHERE value = ?)")
-        params.append(entity)
-    for column, op, value in (
-        ("importance", ">=", filters.min_importance),
-        ("confidence", ">=", filters.min_confidence),
-        ("compression_level", "<=", filters.max_compression),
-    ):
-        if value is not None:
-            clauses.append(f"{alias}{column} {op} ?")
-            params.append(value)
-    if filters.cluster is not None:
-        clauses.append(
-            "EXISTS (SELECT 1 FROM cluster_member m "
-            f"WHERE m.cluster_id = ? AND m.doc_id = {alias}id)"
-        )
-        params.append(filters.cluster)
-    if filters.collapse:  # a duplicate shows as its canonical, while that is live
-        clauses.append(
-            f"({alias}canonical_id IS NULL OR {alias}canonical_id = {alias}id OR NOT EXISTS "
-            f"(SELECT 1 FROM document c WHERE c.id = {alias}canonical_id "
-            "AND c.deleted_at IS NULL))"
-        )
-    return clauses, params
-
-
-def list_clauses(filters: Filters) -> tuple[list[str], list[Any]]:
-    """What :meth:`Store.list` filters by besides its namespace, scope and session."""
-    clauses, params = memory_clauses(filters, "")
-    for column in ("source", "doc_type", "author"):
-        values: tuple[str, ...] = getattr(filters, column)
-        if values:
-            clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
-            params.extend(values)
-    for tag in filters.tags:
-        clauses.append("EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)")
-        params.append(tag)
-    for column, op, value in (
-        ("timestamp", ">=", filters.since),
-        ("timestamp", "<=", filters.until),
-    ):
-        if value is not None:
-            clauses.append(f"{column} {op} ?")
-            params.append(value)
-    return clauses, params

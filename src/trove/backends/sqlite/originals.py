@@ -9,10 +9,11 @@ which document holds which, and triggers drop a blob with its last reference.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO
 
 import apsw
 
+from trove.backends.sqlite.connection import Connected
 from trove.originals import PIECE, OriginalInfo
 
 ORIGINALS_SQL = """
@@ -49,11 +50,8 @@ END;
 """
 
 
-class OriginalStorage:
+class OriginalStorage(Connected):
     """The SQLite backend's originals (mixed into :class:`SQLiteBackend`)."""
-
-    conn: Any
-    transaction: Any
 
     def put_original(
         self, doc_id: str, digest: str, size: int, source: IO[bytes], name: str, media_type: str

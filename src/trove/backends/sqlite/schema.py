@@ -10,9 +10,11 @@ from collections.abc import Callable
 
 import apsw
 
+from trove.backends.sqlite.connection import SerializedConnection
 from trove.backends.sqlite.enrich import ENRICHMENT_SQL
 from trove.backends.sqlite.events import event_log_sql
 from trove.backends.sqlite.originals import ORIGINALS_SQL
+from trove.errors import NotATroveStore, SchemaTooNew
 from trove.search.query import cjk_text
 
 # "TROV": marks the file as ours, so a foreign SQLite database is refused untouched.
@@ -288,3 +290,26 @@ def migrate(conn: apsw.Connection, current: int) -> None:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+
+def check_is_trove(conn: SerializedConnection, path: str) -> int:
+    """Schema version of the file; refuses foreign and newer files before any write."""
+    # One statement, so one snapshot: another connection may be creating the file.
+    [row] = conn.execute(
+        "SELECT (SELECT application_id FROM pragma_application_id), "
+        "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)"
+    )
+    app_id, version, objects = row[0], int(row[1]), row[2]
+    if app_id != APPLICATION_ID:
+        if objects:
+            raise NotATroveStore(
+                f"{path} is a SQLite database but not a trove store; "
+                "give trove a new path or a trove file"
+            )
+        return 0
+    if version > LATEST_VERSION:
+        raise SchemaTooNew(
+            f"{path} has schema version {version}, newer than this trove "
+            f"understands ({LATEST_VERSION}); upgrade trove to open it"
+        )
+    return version

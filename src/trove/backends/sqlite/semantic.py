@@ -2,9 +2,9 @@
 
 The file is the source of truth; a :class:`VectorIndex` (quantized, with exact rescoring)
 makes queries fast. Opening it must not make the first query wait:
-- a cache of the index beside the file (backends/sqlite_index_cache.py) is mapped in
+- a cache of the index beside the file (index_cache.py) is mapped in
   milliseconds and shared by every process of the store;
-- without one, sqlite-vec answers by an exact scan (backends/sqlite_exact.py) while the
+- without one, sqlite-vec answers by an exact scan (exact.py) while the
   index loads in the background, from the process's second semantic query (a one-shot
   command never pays for a load it would not use), or at once on ``Store.warm()``; a
   load saves the cache for the processes that come next.
@@ -24,6 +24,7 @@ import numpy as np
 
 from trove.backends.sqlite import index_cache as sqlite_index_cache
 from trove.backends.sqlite.exact import ExactScan
+from trove.backends.sqlite.filters import candidate_chunks, filter_chunks
 from trove.models import ChunkHit
 from trove.search.filters import Filters
 from trove.search.ranking import WIDEN, collapse, first_window
@@ -107,7 +108,7 @@ class SemanticSearcher:
                 break
             window = min(window * WIDEN, _MAX_WINDOW)
         # The filter is selective: search only the chunks it allows.
-        allowed = np.asarray(self.backend.candidate_chunks(filters, now), dtype=np.int64)
+        allowed = np.asarray(candidate_chunks(self.backend.conn, filters, now), dtype=np.int64)
         window = max(limit * 8, 100)
         while True:
             ids, scores = index.search(query, window, candidates=allowed)
@@ -120,7 +121,7 @@ class SemanticSearcher:
         self, ids: np.ndarray, scores: np.ndarray, filters: Filters, limit: int, now: float
     ) -> list[ChunkHit]:
         ranked = [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
-        allowed = self.backend.filter_chunks([i for i, _ in ranked], filters, now)
+        allowed = filter_chunks(self.backend.conn, [i for i, _ in ranked], filters, now)
         return collapse(ranked, allowed, limit)
 
     def _available(self) -> _Searchable:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 import apsw
@@ -18,15 +17,14 @@ import numpy as np
 import sqlite_vec
 
 from trove.backends.base import EmbedderLock
-from trove.backends.sqlite.connection import SerializedConnection
-from trove.errors import EmbedderMismatch
+from trove.backends.sqlite.connection import Connected
+from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
 from trove.models import ChunkHit
 
 if TYPE_CHECKING:
     from trove.backends.sqlite.semantic import SemanticSearcher
     from trove.search.filters import Filters
 
-_LOCK_KEY = "embedder"
 _TRIGGER = "chunk_vec_ad"
 
 
@@ -36,14 +34,13 @@ def load_extension(conn: apsw.Connection) -> None:
     conn.enable_load_extension(False)
 
 
-class VectorStorage:
+class VectorStorage(Connected):
     """Mixin of the SQLite backend: everything about stored vectors.
 
     k-NN runs in memory (see :mod:`trove.backends.sqlite.semantic`); this process's writes are
     applied to that index after they commit.
     """
 
-    conn: SerializedConnection
     _searcher: SemanticSearcher | None = None
 
     def vector_search(
@@ -85,18 +82,8 @@ class VectorStorage:
             self._searcher.close(wait=False)
         self._searcher = None
 
-    def transaction(self) -> AbstractContextManager[None]:
-        raise NotImplementedError
-
-    def get_meta(self, key: str) -> str | None:
-        raise NotImplementedError
-
-    def set_meta(self, key: str, value: str | None) -> None:
-        raise NotImplementedError
-
     def vector_lock(self) -> EmbedderLock | None:
-        value = self.get_meta(_LOCK_KEY)
-        return None if value is None else EmbedderLock(**json.loads(value))
+        return read_lock(self.get_meta(LOCK_KEY))
 
     def lock_vectors(self, spec: str, model_id: str, dimension: int) -> EmbedderLock:
         """Create the first vector table and record the embedder that fills it.
@@ -108,12 +95,7 @@ class VectorStorage:
         with self.transaction():
             existing = self.vector_lock()
             if existing is not None:
-                if (existing.model_id, existing.dimension) != (model_id, dimension):
-                    raise EmbedderMismatch(
-                        f"this store's vectors were just locked to {existing.model_id} "
-                        f"({existing.dimension}-d) by another writer, not {model_id}"
-                    )
-                return existing
+                return same_embedder(existing, model_id, dimension)
             table = self._new_table(dimension)
             lock = EmbedderLock(spec, model_id, dimension, table)
             self._activate(lock)
@@ -228,11 +210,7 @@ class VectorStorage:
         return [str(r[0]) for r in rows]
 
     def _new_table(self, dimension: int) -> str:
-        numbers = [int(name.rsplit("_", 1)[1]) for name in self._vector_tables()]
-        lock = self.vector_lock()
-        if lock is not None:
-            numbers.append(int(lock.table.rsplit("_", 1)[1]))
-        table = f"chunk_vec_{max(numbers, default=0) + 1}"
+        table = next_table(self._vector_tables(), self.vector_lock())
         self.conn.execute(
             f"CREATE VIRTUAL TABLE {table} USING vec0 "
             f"(embedding float[{int(dimension)}] distance_metric=cosine)"
@@ -240,7 +218,7 @@ class VectorStorage:
         return table
 
     def _activate(self, lock: EmbedderLock) -> None:
-        self.set_meta(_LOCK_KEY, json.dumps(lock.to_dict()))
+        self.set_meta(LOCK_KEY, written_lock(lock))
         self.conn.execute(f"DROP TRIGGER IF EXISTS {_TRIGGER}")
         self.conn.execute(
             f"CREATE TRIGGER {_TRIGGER} AFTER DELETE ON chunk BEGIN "

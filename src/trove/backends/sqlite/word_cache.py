@@ -17,17 +17,14 @@ truncated or foreign file is ignored; too stale a one (``STALE_SHARE``) is rebui
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import apsw
 import numpy as np
 
-from trove.backends.sqlite.index_cache import private_file, remove_leftovers
+from trove.backends.sqlite.index_cache import private_file, save_file
 from trove.backends.sqlite.keyword import WordIndex, _Segment
 
 if TYPE_CHECKING:
@@ -80,22 +77,12 @@ def save(backend: SQLiteBackend, index: WordIndex) -> bool:
     """Write ``index`` (complete for this store) as its cache; False if it cannot be."""
     if backend.memory:
         return False
-    path = cache_path(backend.path)
-    epoch = secrets.token_hex(16)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)  # private, as the store file is
-        remove_leftovers(path.parent)
+
+    def write(tmp: Path, epoch: str) -> None:
         schema = int(backend.conn.execute("PRAGMA user_version")[0][0])
         _write(tmp, epoch, schema, index)
-        with backend.transaction():  # the epoch commits as the file takes its place
-            backend.set_meta(EPOCH_KEY, epoch)
-            os.replace(tmp, path)
-    except (OSError, apsw.Error):  # read-only, busy, closed meanwhile: no cache this time
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        return False
-    return True
+
+    return save_file(backend, cache_path(backend.path), EPOCH_KEY, write)
 
 
 def _write(path: Path, epoch: str, schema: int, index: WordIndex) -> None:

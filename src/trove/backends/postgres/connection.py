@@ -1,0 +1,194 @@
+"""Connections of the PostgreSQL backend: a pool, this thread's transaction, errors that
+name the server (never the password), and the one place NUL is handled.
+
+PostgreSQL text cannot hold NUL, which trove must store byte for byte. Every ``str``
+parameter is escaped on its way to the server, and every text value unescaped on its
+way back, by a dumper and loaders registered on each connection (see
+:func:`trove.backends.postgres.text.esc`): no query does it by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import psycopg
+from pgvector.psycopg.vector import register_vector_info
+from psycopg import sql
+from psycopg.abc import Buffer
+from psycopg.types.string import (
+    StrBinaryDumper,
+    StrDumper,
+    StrDumperUnknown,
+    TextBinaryLoader,
+    TextLoader,
+)
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from trove.backends.postgres.text import esc, unesc
+from trove.backends.postgres.url import PostgresTarget
+from trove.errors import StoreError
+from trove.models import Document
+
+_LOST = "lost the connection to"
+
+
+class Connected:
+    """What every part of the PostgreSQL backend stands on: the pool, this thread's
+    transaction, one-statement reads, meta. The parts are mixed into
+    :class:`PostgresBackend`; what one part uses of another is declared here, once."""
+
+    target: PostgresTarget
+    schema: str
+    where: str
+    pool: ConnectionPool
+    vector_info: Any
+    _local: threading.local
+    _search_path: list[str]
+    # (when, chunks, mean word count, mean gram count): the corpus figures BM25 uses.
+    _stats_cache: tuple[float, int, float, float] | None = None
+
+    def _documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:
+        raise NotImplementedError
+
+    def _timeout(self) -> float:
+        match = re.search(r"connect_timeout=(\d+)", self.target.conninfo)
+        return float(match.group(1)) if match else 10.0
+
+    @contextlib.contextmanager
+    def _direct(self) -> Iterator[psycopg.Connection]:
+        conn = psycopg.connect(self.target.conninfo, autocommit=True)
+        escape_nul(conn)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _set_path(self, conn: psycopg.Connection) -> None:
+        conn.execute(
+            sql.SQL("SET search_path TO {}").format(
+                sql.SQL(", ").join(sql.Identifier(s) for s in self._search_path)
+            )
+        )
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        escape_nul(conn)
+        self._set_path(conn)
+        register_vector_info(conn, self.vector_info)
+
+    @contextlib.contextmanager
+    def _errors(self, doing: str = _LOST) -> Iterator[None]:
+        """Driver errors that are the server's or the network's become a StoreError that
+        names the server (never the password); bugs stay what they are."""
+        try:
+            yield
+        except psycopg.errors.TransactionRollback as exc:
+            raise StoreError(
+                f"a concurrent write to PostgreSQL at {self.where} conflicted with this one; "
+                f"nothing of it was written, retry ({self._reason(exc)})"
+            ) from None
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            message = f"{doing} PostgreSQL at {self.where}: {self._reason(exc)}"
+            if doing == _LOST:
+                message += "; nothing of an unfinished write was kept"
+            raise StoreError(message) from None
+        except PoolTimeout:
+            raise StoreError(
+                f"no connection to PostgreSQL at {self.where} became free in time"
+            ) from None
+
+    def _reason(self, exc: BaseException) -> str:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return self.target.scrub(first)
+
+    @contextlib.contextmanager
+    def conn(self) -> Iterator[psycopg.Connection]:
+        """This thread's transaction connection, or a pooled one for one statement."""
+        held = getattr(self._local, "conn", None)
+        if held is not None:
+            yield held
+            return
+        with self._errors(), self.pool.connection() as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic write; nests (inner blocks join the outer transaction)."""
+        if getattr(self._local, "conn", None) is not None:
+            yield
+            return
+        with self._errors(), self.pool.connection() as conn, conn.transaction():
+            self._local.conn = conn
+            try:
+                yield
+            finally:
+                self._local.conn = None
+
+    def rows(self, query: Any, params: Any = ()) -> list[tuple[Any, ...]]:
+        with self.conn() as conn:
+            return list(conn.execute(query, params).fetchall())
+
+    def one(self, query: Any, params: Any = ()) -> tuple[Any, ...] | None:
+        with self.conn() as conn:
+            row = conn.execute(query, params).fetchone()
+        return None if row is None else tuple(row)
+
+    def _written(self) -> None:
+        """Chunks changed: the corpus figures BM25 uses are recomputed on the next search."""
+        self._stats_cache = None
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.one("SELECT value FROM meta WHERE key = %s", (key,))
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        with self.transaction(), self.conn() as conn:
+            if value is None:
+                conn.execute("DELETE FROM meta WHERE key = %s", (key,))
+            else:
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (%s, %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+
+
+def escape_nul(conn: psycopg.Connection) -> None:
+    """Make ``conn`` escape every ``str`` it sends and unescape every text it reads, so
+    text with NUL is stored and read back exactly (psycopg's own adapters, subclassed)."""
+    # As psycopg registers them: the last one registered is the default for ``%s``.
+    for dumper in (_EscapedBinary, _Escaped, _EscapedUnknown):
+        conn.adapters.register_dumper(str, dumper)
+    for name in ("text", "varchar"):
+        conn.adapters.register_loader(name, _Unescaped)
+        conn.adapters.register_loader(name, _UnescapedBinary)
+
+
+class _EscapedBinary(StrBinaryDumper):
+    def dump(self, obj: str) -> Buffer | None:
+        return super().dump(esc(obj))
+
+
+class _Escaped(StrDumper):
+    def dump(self, obj: str) -> Buffer | None:
+        return super().dump(esc(obj))
+
+
+class _EscapedUnknown(StrDumperUnknown):
+    def dump(self, obj: str) -> Buffer | None:
+        return super().dump(esc(obj))
+
+
+class _Unescaped(TextLoader):
+    def load(self, data: Buffer) -> bytes | str:
+        value = super().load(data)
+        return unesc(value) if isinstance(value, str) else value
+
+
+class _UnescapedBinary(TextBinaryLoader):
+    def load(self, data: Buffer) -> bytes | str:
+        value = super().load(data)
+        return unesc(value) if isinstance(value, str) else value

@@ -1,0 +1,192 @@
+"""Document and chunk rows of the PostgreSQL backend: written, read, mapped to documents.
+
+Rows, full-text vectors and embeddings of one document are written in one transaction,
+so a writer that dies (or a server that restarts) midway leaves the old version or the
+new one. Several processes may write at once: upserts take the document's row lock, so
+writes of one document queue up instead of interleaving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from trove.backends.base import ChunkRow, DocumentWrite
+from trove.backends.postgres import text as text_index
+from trove.backends.postgres.connection import Connected
+from trove.backends.postgres.text import filterable
+from trove.backends.postgres.vectors import as_array, checked_table
+from trove.backends.rows import (
+    CHUNK_COLUMNS,
+    DOC_COLUMNS,
+    HEADER_COLUMNS,
+    chunk_values,
+    document_values,
+    to_document,
+)
+from trove.models import Chunk, Document
+
+# Advisory lock space for "a writer is deciding about this document id".
+_DOC_LOCKS = 0x54524F58
+
+
+class DocumentStorage(Connected):
+    """Mixin of the PostgreSQL backend: documents and their chunks."""
+
+    def get_document(self, doc_id: str, *, with_text: bool = True) -> Document | None:
+        columns = DOC_COLUMNS if with_text else HEADER_COLUMNS
+        if getattr(self._local, "conn", None) is not None:
+            # Read inside a write: the writer decides from it, so writers of one id (even
+            # one not stored yet, which no row lock covers) take turns until commit.
+            self.one("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_DOC_LOCKS, doc_id))
+        row = self.one(f"SELECT {', '.join(columns)} FROM document WHERE id = %s", (doc_id,))
+        return None if row is None else document(columns, row)
+
+    def _documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:
+        query = f"SELECT {', '.join(DOC_COLUMNS)} FROM document WHERE {where} {tail}"
+        return [document(DOC_COLUMNS, row) for row in self.rows(query, params)]
+
+    def get_documents(self, doc_ids: Sequence[str]) -> dict[str, Document]:
+        """Headers (no text) of several documents, by id."""
+        if getattr(self._local, "conn", None) is not None:
+            # Inside a write, as in get_document; in id order, so that two writers of
+            # overlapping batches cannot wait on each other.
+            for doc_id in sorted(set(doc_ids)):
+                self.one("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_DOC_LOCKS, doc_id))
+        rows = self.rows(
+            f"SELECT {', '.join(HEADER_COLUMNS)} FROM document WHERE id = ANY(%s)",
+            (list(doc_ids),),
+        )
+        return {doc.id: doc for doc in (document(HEADER_COLUMNS, row) for row in rows)}
+
+    def iter_documents(self, *, after: str | None, limit: int) -> list[Document]:
+        """Every document (all namespaces, deleted and expired too), by id, a page at a time."""
+        return self._documents(
+            "(%s::text IS NULL OR id > %s)",
+            (after, after),
+            f"ORDER BY id LIMIT {int(limit)}",
+        )
+
+    def put_document(self, doc: Document, *, text: bool = True) -> None:
+        """Insert or replace the row; ``text=False`` updates an existing row, text untouched."""
+        values = row_values(doc)
+        with self.transaction(), self.conn() as conn:
+            if not text:
+                columns = [c for c in HEADER_COLUMNS if c != "id"] + ["meta"]
+                sets = ", ".join(f"{c} = %s" for c in columns)
+                conn.execute(
+                    f"UPDATE document SET {sets} WHERE id = %s",
+                    [values[c] for c in columns] + [values["id"]],
+                )
+                return
+            columns = [*DOC_COLUMNS, "meta", "text_bytes"]
+            updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c != "id")
+            conn.execute(
+                f"INSERT INTO document ({', '.join(columns)}) "
+                f"VALUES ({', '.join(['%s'] * len(columns))}) "
+                f"ON CONFLICT (id) DO UPDATE SET {updates}",
+                [values[c] for c in columns],
+            )
+
+    def replace_chunks(
+        self, doc_id: str, chunks: Sequence[ChunkRow]
+    ) -> tuple[list[int], list[int]]:
+        """Swap a document's chunks and their text-search vectors; returns (old ids, new ids)."""
+        with self.transaction(), self.conn() as conn:
+            cur = conn.execute("DELETE FROM chunk WHERE doc_id = %s RETURNING id", (doc_id,))
+            dropped = [int(r[0]) for r in cur.fetchall()]
+            ids: list[int] = []
+            if chunks:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        f"INSERT INTO chunk ({CHUNK_COLUMNS}, words, words_len, grams, grams_len) "
+                        "VALUES "
+                        "(%s, %s, %s, %s, %s, %s, %s, %s, to_tsvector('trove_words', %s), %s, "
+                        "%s::tsvector, %s) RETURNING id",
+                        [_chunk_params(doc_id, row) for row in chunks],
+                        returning=True,
+                    )
+                    while True:
+                        ids.append(int(cur.fetchone()[0]))  # type: ignore[index]
+                        if not cur.nextset():
+                            break
+        self._written()
+        return dropped, ids
+
+    def put_many(self, writes: Sequence[DocumentWrite]) -> tuple[list[int], list[int]]:
+        """:meth:`put_document` and :meth:`replace_chunks` for each write of a batch."""
+        dropped: list[int] = []
+        ids: list[int] = []
+        with self.transaction():
+            for write in writes:
+                self.put_document(write.doc, text=write.reindex)
+                if write.reindex:
+                    old, new = self.replace_chunks(write.doc.id, write.chunks)
+                    dropped.extend(old)
+                    ids.extend(new)
+        return dropped, ids
+
+    def export_chunks(
+        self, doc_ids: Sequence[str], table: str | None
+    ) -> dict[str, list[tuple[ChunkRow, np.ndarray | None]]]:
+        """The stored chunks of documents in order, each with its vector from ``table``
+        (None where it has none): what copying a store needs."""
+        vector = (
+            sql.SQL("(SELECT v.embedding FROM {} v WHERE v.chunk_id = c.id)").format(
+                sql.Identifier(checked_table(table))
+            )
+            if table
+            else sql.SQL("NULL::vector")
+        )
+        query = sql.SQL(
+            "SELECT c.doc_id, c.idx, c.start_char, c.end_char, c.heading, c.head, c.text, "
+            "c.text_hash, {} FROM chunk c WHERE c.doc_id = ANY(%s) ORDER BY c.doc_id, c.idx"
+        ).format(vector)
+        found: dict[str, list[tuple[ChunkRow, np.ndarray | None]]] = {}
+        for doc_id, idx, start, end, heading, head, text, digest, embedding in self.rows(
+            query, (list(doc_ids),)
+        ):
+            chunk = Chunk(index=idx, start=start, end=end, heading=str(heading))
+            row = ChunkRow(chunk=chunk, head=str(head), text=str(text), text_hash=digest)
+            found.setdefault(str(doc_id), []).append(
+                (row, None if embedding is None else as_array(embedding))
+            )
+        return found
+
+    def set_deleted(self, doc_id: str, when: float | None) -> bool:
+        with self.transaction(), self.conn() as conn:
+            cur = conn.execute(
+                "UPDATE document SET deleted_at = %s, updated_at = coalesce(%s, updated_at) "
+                "WHERE id = %s",
+                (when, when, doc_id),
+            )
+            return cur.rowcount > 0
+
+
+def _chunk_params(doc_id: str, row: ChunkRow) -> tuple[Any, ...]:
+    words = text_index.words(row.head) + text_index.words(row.text)
+    grams = text_index.grams(row.head) + text_index.grams(row.text)
+    return (
+        *chunk_values(doc_id, row),
+        " ".join(words),
+        len(words),
+        text_index.tsvector(grams),
+        len(grams),
+    )
+
+
+def row_values(doc: Document) -> dict[str, Any]:
+    """A document as column values, with what PostgreSQL keeps besides: the metadata as
+    ``jsonb`` for filters, the text's size in bytes."""
+    values = document_values(doc, list)
+    values["meta"] = Jsonb(filterable(doc.metadata))
+    values["text_bytes"] = len(doc.text.encode("utf-8"))
+    return values
+
+
+def document(columns: Sequence[str], row: Sequence[Any]) -> Document:
+    return to_document(columns, row, tuple)

@@ -1,0 +1,61 @@
+"""Documents (and chunks) as table rows, the same for both backends: the columns, times as epoch
+seconds, metadata as JSON text. Only the list columns (tags, entities, ...) differ: each
+backend says how it stores a list (SQLite: JSON text; PostgreSQL: a ``text[]``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from trove.backends.base import ChunkRow
+from trove.models import DOCUMENT_FIELDS, Document
+from trove.timeutil import to_epoch, to_iso
+
+DOC_COLUMNS = list(DOCUMENT_FIELDS)
+HEADER_COLUMNS = [c for c in DOC_COLUMNS if c != "text"]
+TIME_COLUMNS = (
+    "timestamp",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "expires_at",
+    "last_accessed",
+)
+LIST_COLUMNS = ("participants", "tags", "entities", "source_turn_ids")
+
+
+def document_values(doc: Document, store_list: Callable[[Sequence[str]], Any]) -> dict[str, Any]:
+    """A document as column values; ``store_list`` makes a list column's value."""
+    values: dict[str, Any] = {c: getattr(doc, c) for c in DOC_COLUMNS}
+    for column in LIST_COLUMNS:
+        values[column] = store_list(values[column])
+    values["metadata"] = json.dumps(doc.metadata, ensure_ascii=False, sort_keys=True)
+    for column in TIME_COLUMNS:
+        values[column] = to_epoch(values[column], field=column)
+    return values
+
+
+def to_document(
+    columns: Sequence[str], row: Sequence[Any], read_list: Callable[[Any], Sequence[str]]
+) -> Document:
+    """The document a row holds (``columns`` name its values; without "text", the text is
+    empty); ``read_list`` reads a list column's value."""
+    values = dict(zip(columns, row, strict=True))
+    for column in LIST_COLUMNS:
+        values[column] = tuple(read_list(values[column]))
+    values["metadata"] = json.loads(values["metadata"])
+    for column in TIME_COLUMNS:
+        values[column] = to_iso(values[column])
+    values.setdefault("text", "")
+    return Document(**values)
+
+
+# The columns every chunk row has, in the order of :func:`chunk_values`.
+CHUNK_COLUMNS = "doc_id, idx, start_char, end_char, heading, head, text, text_hash"
+
+
+def chunk_values(doc_id: str, row: ChunkRow) -> tuple[Any, ...]:
+    """A chunk of ``doc_id`` as the values of :data:`CHUNK_COLUMNS`."""
+    c = row.chunk
+    return (doc_id, c.index, c.start, c.end, c.heading, row.head, row.text, row.text_hash)

@@ -1,0 +1,148 @@
+"""Document and chunk rows of the SQLite backend: written, read, mapped to documents."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from trove.backends.base import ChunkRow, DocumentWrite
+from trove.backends.rows import (
+    CHUNK_COLUMNS,
+    DOC_COLUMNS,
+    HEADER_COLUMNS,
+    chunk_values,
+    document_values,
+    to_document,
+)
+from trove.backends.sqlite.bulk import put_many
+from trove.backends.sqlite.connection import Connected
+from trove.models import Chunk, Document
+from trove.search.query import cjk_text
+
+
+class DocumentStorage(Connected):
+    """Mixin of the SQLite backend: documents and their chunks."""
+
+    def get_document(self, doc_id: str, *, with_text: bool = True) -> Document | None:
+        columns = DOC_COLUMNS if with_text else HEADER_COLUMNS
+        row = self._one(f"SELECT {', '.join(columns)} FROM document WHERE id = ?", (doc_id,))
+        return None if row is None else _document(columns, row)
+
+    def _documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:
+        sql = f"SELECT {', '.join(DOC_COLUMNS)} FROM document WHERE {where} {tail}"
+        return [_document(DOC_COLUMNS, row) for row in self.conn.execute(sql, tuple(params))]
+
+    def get_documents(self, doc_ids: Sequence[str]) -> dict[str, Document]:
+        """Headers (no text) of several documents, by id."""
+        found: dict[str, Document] = {}
+        for start in range(0, len(doc_ids), 500):
+            part = doc_ids[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            sql = f"SELECT {', '.join(HEADER_COLUMNS)} FROM document WHERE id IN ({marks})"
+            for row in self.conn.execute(sql, tuple(part)):
+                doc = _document(HEADER_COLUMNS, row)
+                found[doc.id] = doc
+        return found
+
+    def put_document(self, doc: Document, *, text: bool = True) -> None:
+        """Insert or replace the row; ``text=False`` updates an existing row, text untouched."""
+        values = _row(doc)
+        with self.transaction():
+            if not text:
+                sets = ", ".join(f"{c} = ?" for c in HEADER_COLUMNS if c != "id")
+                params = [values[c] for c in HEADER_COLUMNS if c != "id"]
+                self.conn.execute(f"UPDATE document SET {sets} WHERE id = ?", (*params, doc.id))
+                return
+            updates = ", ".join(f"{c} = excluded.{c}" for c in DOC_COLUMNS if c != "id")
+            self.conn.execute(
+                f"INSERT INTO document ({', '.join(DOC_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(DOC_COLUMNS))}) "
+                f"ON CONFLICT (id) DO UPDATE SET {updates}",
+                tuple(values[c] for c in DOC_COLUMNS),
+            )
+
+    def replace_chunks(
+        self, doc_id: str, chunks: Sequence[ChunkRow]
+    ) -> tuple[list[int], list[int]]:
+        """Swap a document's chunks (index triggers follow); returns (old ids, new ids)."""
+        with self.transaction():
+            dropped = [
+                int(r[0])
+                for r in self.conn.execute("SELECT id FROM chunk WHERE doc_id = ?", (doc_id,))
+            ]
+            self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
+            ids: list[int] = []
+            for row in chunks:
+                self.conn.execute(
+                    f"INSERT INTO chunk ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    chunk_values(doc_id, row),
+                )
+                ids.append(self.conn.last_insert_rowid())
+                grams = cjk_text(row.head, row.text)
+                if grams is not None:  # only text with CJK pays for the bigram index
+                    self.conn.execute(
+                        "INSERT INTO chunk_cjk (rowid, grams) VALUES (?, ?)", (ids[-1], grams)
+                    )
+            self._chunk_changes[0].extend(dropped)
+            self._chunk_changes[1].extend(ids)
+            return dropped, ids
+
+    def put_many(self, writes: Sequence[DocumentWrite]) -> tuple[list[int], list[int]]:
+        """:meth:`put_document` and :meth:`replace_chunks` for a batch, in a few
+        statements (bulk.py); returns (old chunk ids, new chunk ids)."""
+        with self.transaction():
+            dropped, ids = put_many(self.conn, writes, DOC_COLUMNS, _row)
+            self._chunk_changes[0].extend(dropped)
+            self._chunk_changes[1].extend(ids)
+            return dropped, ids
+
+    def export_chunks(
+        self, doc_ids: Sequence[str], table: str | None
+    ) -> dict[str, list[tuple[ChunkRow, np.ndarray | None]]]:
+        """The stored chunks of documents in order, each with its vector from ``table``
+        (None where it has none): what copying a store needs."""
+        vector = f"(SELECT embedding FROM {table} v WHERE v.rowid = c.id)" if table else "NULL"
+        rows = self.conn.execute(
+            "SELECT c.doc_id, c.idx, c.start_char, c.end_char, c.heading, c.head, c.text, "
+            f"c.text_hash, {vector} FROM chunk c "
+            "WHERE c.doc_id IN (SELECT value FROM json_each(?)) ORDER BY c.doc_id, c.idx",
+            (json.dumps(list(doc_ids)),),
+        )
+        found: dict[str, list[tuple[ChunkRow, np.ndarray | None]]] = {}
+        for doc_id, idx, start, end, heading, head, text, digest, blob in rows:
+            chunk = Chunk(index=idx, start=start, end=end, heading=heading)
+            embedding = None if blob is None else np.frombuffer(blob, dtype=np.float32)
+            found.setdefault(str(doc_id), []).append(
+                (ChunkRow(chunk, head, text, digest), embedding)
+            )
+        return found
+
+    def iter_documents(self, *, after: str | None, limit: int) -> list[Document]:
+        """Every document (all namespaces, deleted and expired too), by id, a page at a time."""
+        return self._documents(
+            "(?1 IS NULL OR id > ?1)", (after,), f"ORDER BY id LIMIT {int(limit)}"
+        )
+
+    def set_deleted(self, doc_id: str, when: float | None) -> bool:
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE document SET deleted_at = ?, updated_at = coalesce(?, updated_at) "
+                "WHERE id = ?",
+                (when, when, doc_id),
+            )
+            return self.conn.changes() > 0
+
+
+def _row(doc: Document) -> dict[str, Any]:
+    return document_values(doc, _json_list)
+
+
+def _document(columns: Sequence[str], row: Sequence[Any]) -> Document:
+    return to_document(columns, row, json.loads)
+
+
+def _json_list(values: Sequence[str]) -> str:
+    return json.dumps(list(values), ensure_ascii=False)

@@ -1,0 +1,89 @@
+"""Filters as SQL in the SQLite backend: the clause over a document ``d`` for search,
+the clauses of a listing, and the chunks or documents a filter lets through."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from trove.backends.filters import Dialect, filter_clause
+from trove.backends.sqlite.connection import Connected, SerializedConnection
+from trove.models import Chunk
+from trove.search.filters import Filters
+
+
+class FilterQueries(Connected):
+    """Mixin of the SQLite backend: which documents pass a filter."""
+
+    def visible(self, doc_ids: Sequence[str], filters: Filters, now: float) -> set[str]:
+        """The documents among ``doc_ids`` that pass ``filters``."""
+        where, params = filter_sql(filters, now)
+        rows = self.conn.execute(
+            "SELECT d.id FROM json_each(?) AS r "
+            "CROSS JOIN document d INDEXED BY document_visible ON d.id = r.value "
+            f"WHERE {where}",
+            (json.dumps(list(doc_ids)), *params),
+        )
+        return {str(r[0]) for r in rows}
+
+
+def filter_chunks(
+    conn: SerializedConnection, chunk_ids: Sequence[int], filters: Filters, now: float
+) -> dict[int, tuple[str, Chunk]]:
+    """The chunks among ``chunk_ids`` whose document passes ``filters``."""
+    where, params = filter_sql(filters, now)
+    return allowed_chunks(conn, chunk_ids, where, params)
+
+
+def allowed_chunks(
+    conn: SerializedConnection, chunk_ids: Sequence[int], where: str, params: tuple[Any, ...]
+) -> dict[int, tuple[str, Chunk]]:
+    """The chunks among ``chunk_ids`` whose document passes the clause ``where``."""
+    rows = conn.execute(
+        "SELECT c.id, c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
+        # CROSS JOIN fixes the join order: the few ranked ids drive the lookups.
+        "FROM json_each(?) AS r CROSS JOIN chunk c ON c.id = r.value "
+        f"CROSS JOIN document d INDEXED BY document_visible ON d.id = c.doc_id WHERE {where}",
+        (json.dumps(list(chunk_ids)), *params),
+    )
+    return {
+        int(cid): (str(doc_id), Chunk(index=idx, start=s, end=e, heading=h))
+        for cid, doc_id, idx, s, e, h in rows
+    }
+
+
+def candidate_chunks(conn: SerializedConnection, filters: Filters, now: float) -> list[int]:
+    """Every chunk id whose document passes ``filters`` (for a filtered k-NN)."""
+    where, params = filter_sql(filters, now)
+    sql = f"SELECT c.id FROM chunk c JOIN document d ON d.id = c.doc_id WHERE {where}"
+    return [int(r[0]) for r in conn.execute(sql, params)]
+
+
+def filter_sql(filters: Filters, now: float) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE clause (over ``d``, the document) for ``filters``."""
+    where, params = filter_clause(filters, now, DIALECT)
+    return where, tuple(params)
+
+
+class _SQLite(Dialect):
+    """List columns are JSON arrays; metadata is JSON text."""
+
+    def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} IN ({', '.join('?' * len(values))})", list(values)
+
+    def has_all(self, column: str, values: Sequence[str]) -> tuple[list[str], list[Any]]:
+        clause = f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value = ?)"
+        return [clause] * len(values), list(values)
+
+    def metadata_is(self, key: str, value: Any) -> tuple[str, list[Any]]:
+        path = '$."' + key.replace('"', '\\"') + '"'
+        if value is None:
+            return "json_type(d.metadata, ?) = 'null'", [path]
+        return "json_extract(d.metadata, ?) = ?", [
+            path,
+            int(value) if isinstance(value, bool) else value,
+        ]
+
+
+DIALECT = _SQLite()
