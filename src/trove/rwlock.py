@@ -1,4 +1,13 @@
-"""A reader-writer lock: many readers together, one writer alone, writers not starved."""
+"""A reader-writer lock: many readers together, one writer alone, writers not starved.
+
+Each store holds one (:meth:`Store.reading`, :meth:`Store.writing`) for the threads that
+share it, such as the servers' request handlers. The backend runs one SQL statement at a
+time and keeps a transaction to its thread, but a write is more than its transaction: it
+reads first (is this key taken? which chunks change?), commits, then updates the
+in-memory vector index. Two writes to one item could interleave those steps, and a search
+between them could see the rows without their vectors; so searches and reads run
+together and a write runs alone.
+"""
 
 from __future__ import annotations
 

@@ -15,7 +15,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from trove import originals, validate
-from trove import write as writer
 from trove.agent import purgeable
 from trove.backends.base import Backend, LocalIndexes
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
@@ -27,10 +26,11 @@ from trove.events import EVENT_KINDS, Events
 from trove.expansion import CacheCounts
 from trove.ingest import ownership
 from trove.llm import ChatModel
-from trove.memory import atomic, canonical, entry, lifecycle, own_vectors, upsert
+from trove.memory import atomic, canonical, lifecycle, own_vectors, upsert
 from trove.memory.access import AccessRecorder
 from trove.memory.clusters import Clusters
 from trove.models import MODES, Chunk, ChunkHit, Document, Edge, Hit, Page, Stats
+from trove.rwlock import ReadWriteLock
 from trove.search import budget, calibration, memory_rank, snippet, snippet_text
 from trove.search.bounds import bounded
 from trove.search.filters import Filters
@@ -38,11 +38,11 @@ from trove.search.query import ParsedQuery, parse
 from trove.search.ranking import FUSIONS, fuse
 from trove.search.variants import SearchResults
 from trove.timeutil import TimeLike, now, to_epoch
-from trove.write import WriteResult
+from trove.workspace import Workspace
+from trove.write import Chunker, Writer, WriteResult
 
 if TYPE_CHECKING:
     from trove.ingest.walk import IngestReport
-    from trove.workspace import Workspace
 
 # Hybrid: each retriever contributes its top documents to the fusion.
 _FUSION_DEPTH = 200
@@ -55,10 +55,6 @@ CJK_KEYWORD_WEIGHT = 0.7
 # in an English claim ("TNF-α", "αvβ8": 22 of the 1,109 SciFact claims) must not make
 # the store think the embedder cannot read it, while "iPhone 价格" (a quarter CJK) is CJK.
 SCRIPT_SHARE = 0.2
-
-_UPDATABLE = frozenset(
-    {"text", "title", "tags", "metadata", "importance", "expires_at", "ttl", *entry.FIELDS}
-)
 
 
 class Store:
@@ -82,13 +78,15 @@ class Store:
         if fusion not in FUSIONS:
             raise InvalidQuery(f"unknown fusion {fusion!r}; use one of: {', '.join(FUSIONS)}")
         self.backend = backend
-        self.chunk_chars = chunk_chars
-        self.chunk_overlap = chunk_overlap
         self.fusion = fusion
         self.keyword_weight = keyword_weight
         self.author_tier = author_tier
         self.events = Events()
         self.vectors = Vectorizer(backend, embedder, default_embedder)
+        chunker = Chunker(chunk_chars, chunk_overlap)
+        self.writer = Writer(backend, self.vectors, chunker, self.notify)
+        # Servers' request threads: reads together, a write alone (see reading/writing).
+        self._lock = ReadWriteLock()
         # The agent loop (trove.agent): an LLM only when configured; reads announced
         # ("retrieved" events) only when asked, since most hosts do not audit reads.
         self._llm = llm
@@ -116,7 +114,7 @@ class Store:
         self._pool.shutdown()
         self.backend.close()
         closed: Any = ClosedBackend()
-        self.backend = self.vectors.backend = closed
+        self.backend = self.vectors.backend = self.writer.backend = closed
 
     def warm(self) -> None:
         """Load the in-memory search indexes now, so the first queries do not wait.
@@ -127,6 +125,30 @@ class Store:
         its first queries fast: this waits for the loading (~7 s at 100k chunks)."""
         if isinstance(self.backend, LocalIndexes):
             self.backend.warm()
+
+    def reading(self) -> AbstractContextManager[None]:
+        """``with kb.reading(): ...`` runs alongside other readers, never beside a writer.
+
+        For a store shared by threads (the servers' request handlers): the backend runs one
+        statement at a time and keeps a transaction to its thread, but a write is more than
+        its transaction. It reads first (is this key taken? which chunks change?), commits,
+        then updates the in-memory vector index; two writes to one item could interleave
+        those steps, and a search between them could see rows without their vectors. The
+        store's own methods do not take this lock: its threaded callers do."""
+        return self._lock.read()
+
+    def writing(self) -> AbstractContextManager[None]:
+        """``with kb.writing(): ...`` runs alone: after the readers and writers before it,
+        and before readers that come while it waits (see :meth:`reading`)."""
+        return self._lock.write()
+
+    @property
+    def chunk_chars(self) -> int:
+        return self.writer.chunker.max_chars
+
+    @property
+    def chunk_overlap(self) -> int:
+        return self.writer.chunker.overlap
 
     def __enter__(self) -> Store:
         return self
@@ -280,7 +302,7 @@ class Store:
         tier = author_tier or self.author_tier
         enriching = enrich is not False and wanted(self, enrich)  # refused before writing
         results = upsert.write_many(
-            self, items, batch_size=batch_size, author_tier=tier, on_conflict=on_conflict
+            self.writer, items, batch_size=batch_size, author_tier=tier, on_conflict=on_conflict
         )
         if enriching:
             from trove.enrich import enrich as enrich_now
@@ -367,21 +389,12 @@ class Store:
 
         Scope, dedupe key, namespace and provenance cannot change (``InvalidInput``).
         """
-        fixed = set(changes) - _UPDATABLE
-        if fixed:
-            raise InvalidInput(
-                f"update cannot change {', '.join(sorted(fixed))}; "
-                f"it changes {', '.join(sorted(_UPDATABLE))}"
-            )
+        upsert.check_updatable(changes)
         old = self.peek(doc_id)
         if old is None:
             raise NotFound(f"no document with id {doc_id!r}")
-        item = upsert.stored_item(old)
-        item.update(changes)
-        if "ttl" in changes:
-            item.pop("expires_at", None)
-        doc = writer.prepare(item, author_tier=old.author_tier, doc_id=doc_id)
-        writer.write_batch(self, [doc])
+        item = upsert.changed(old, changes)
+        self.writer.write([self.writer.prepare(item, author_tier=old.author_tier, doc_id=doc_id)])
         ownership.mark_edited(self.backend, old)  # the next ingest restores the file's text
         return doc_id
 
@@ -454,8 +467,6 @@ class Store:
 
     def workspace(self, namespace: str = "default", **rights: Any) -> Workspace:
         """This store as one caller sees it: see :class:`trove.workspace.Workspace`."""
-        from trove.workspace import Workspace
-
         return Workspace(self, namespace, **rights)
 
     def subscribe(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from trove.errors import Forbidden, InvalidInput, NotFound
 from trove.ingest.ownership import owning_file
 from trove.limits import check_content
+from trove.memory.upsert import Prepared
 from trove.models import Document, Edge, Hit, Page, Stats
 from trove.originals import Original, OriginalInfo
 
@@ -142,11 +143,13 @@ class Workspace:
                 raise InvalidInput("session-scoped writes need a session")
             fields["session"] = self.session
         fields["namespace"] = self.namespace
-        existing = self.store.peek(self._id_for(fields))
+        # Prepared once, here: its id says whose key it is, and the write uses it as is.
+        doc = self.store.writer.prepare(fields, author_tier=self.author_tier)
+        existing = self.store.peek(doc.id)
         if existing is not None and not self._visible(existing):
             raise Forbidden("an item with this key belongs to another session")
         result = self.store.write_many(
-            [fields], author_tier=self.author_tier, on_conflict=on_conflict
+            [Prepared(fields, doc)], author_tier=self.author_tier, on_conflict=on_conflict
         )[0]
         return result.id
 
@@ -234,11 +237,6 @@ class Workspace:
     def _writable(self) -> None:
         if not self.allow_write:
             raise Forbidden("writes are not allowed for this caller")
-
-    def _id_for(self, fields: Mapping[str, Any]) -> str:
-        from trove import write as writer
-
-        return writer.prepare(fields).id
 
 
 def _refuse_stamped(fields: Mapping[str, Any]) -> None:

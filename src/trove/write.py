@@ -1,33 +1,37 @@
-"""The write path: validate, decide what changed, chunk, embed, commit.
+"""The write path, one for every writer: prepare, plan, commit.
 
-Embedding runs before the transaction (a slow model must not hold the write lock), and
+:func:`prepare` validates an item and gives it its id (once per item); :class:`Writer`
+plans a batch against the stored rows (what changed, which chunks to rebuild) and commits
+it. Embedding runs before the transaction (a slow model must not hold the write lock), and
 only for chunks whose text has no stored vector yet; everything about one batch is then
 written in one transaction, so a crash leaves the old version or the new one.
+
+The writer is handed its parts (backend, vectorizer, chunking settings, and where change
+events go) by the store that builds it; it knows nothing of the store itself.
 """
 
 from __future__ import annotations
 
 import hashlib
 import reprlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from trove import validate
-from trove.backends.base import ChunkRow, DocumentWrite, LocalIndexes
-from trove.chunking import chunk_text
+from trove.backends.base import Backend, ChunkRow, DocumentWrite, LocalIndexes
+from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP, chunk_text
+from trove.embedders.vectorizer import Vectorizer, Vectors
+from trove.embedders.vectorizer import embedding_text as embedding_text  # its old home
 from trove.errors import InvalidInput
 from trove.ids import document_id
-from trove.memory import entry
+from trove.memory import entry, own_vectors
 from trove.models import CARRIED_FIELDS, DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, Document
 from trove.search import snippet_text
 from trove.search.filters import SCOPES
 from trove.timeutil import now, to_epoch, to_iso
-
-if TYPE_CHECKING:
-    from trove.store import Store
 
 ADD_FIELDS = frozenset(
     [
@@ -165,59 +169,139 @@ def _expiry(expires_at: Any, ttl: Any) -> float | None:
     return now() + float(ttl)
 
 
-def write_batch(
-    store: Store, docs: Sequence[Document], given: Mapping[str, np.ndarray] | None = None
-) -> list[WriteResult]:
-    """Write documents that were :func:`prepare`-d; the last write of an id wins.
-    ``given``: the vectors callers brought, by document id."""
-    from trove.memory import own_vectors
+# Where a committed change is announced: kind ("written", "updated", "restored") and doc.
+Notify = Callable[[str, Document], None]
 
-    backend = store.backend
-    stamp = to_iso(now())
-    plans: dict[str, _Plan] = {}
-    unique = {d.id: d for d in docs}
-    stored = backend.get_documents(list(unique))  # one read for the batch, not one per doc
-    for doc in unique.values():
-        old = stored.get(doc.id)
-        if old is not None and old.deleted_at is None and _same(old, doc):
-            plans[doc.id] = _Plan(doc, "unchanged")
-            continue
-        new = replace(doc, created_at=old.created_at if old else stamp, updated_at=stamp)
-        if old is not None:
-            new = replace(new, **{f: getattr(old, f) for f in CARRIED_FIELDS})
-        action = "added" if old is None else "restored" if old.deleted_at else "updated"
-        reindex = old is None or any(getattr(old, f) != getattr(new, f) for f in _INDEXED)
-        chunks = chunk_rows(new, store.chunk_chars, store.chunk_overlap) if reindex else []
-        plans[doc.id] = _Plan(new, action, chunks, reindex)
-    fresh = _rows(plans)
-    vectors, has = own_vectors.vectors_for(store, fresh, given or {}, _no_vector(plans))
-    with backend.transaction():
-        # Another writer may have committed since we planned: correct the plans against
-        # what is stored now (one read), then write them in one batch.
+
+@dataclass(frozen=True)
+class Chunker:
+    """How documents are cut into chunks (``chunk_chars``/``chunk_overlap`` of trove.open)."""
+
+    max_chars: int = DEFAULT_MAX_CHARS
+    overlap: int = DEFAULT_OVERLAP
+
+    def rows(self, doc: Document) -> list[ChunkRow]:
+        return chunk_rows(doc, self.max_chars, self.overlap)
+
+
+class Writer:
+    """A store's one write path: :meth:`prepare` items, then :meth:`write` the documents
+    (:meth:`plan` against the stored rows, :meth:`commit` in one transaction)."""
+
+    def __init__(
+        self, backend: Backend, vectorizer: Vectorizer, chunker: Chunker, notify: Notify
+    ) -> None:
+        self.backend = backend
+        self.vectorizer = vectorizer
+        self.chunker = chunker
+        self.notify = notify
+
+    def prepare(
+        self, item: Mapping[str, Any], *, author_tier: str = "explicit", doc_id: str | None = None
+    ) -> Document:
+        """:func:`prepare`: validate one item and give it its id."""
+        return prepare(item, author_tier=author_tier, doc_id=doc_id)
+
+    def write(
+        self, docs: Sequence[Document], given: Mapping[str, np.ndarray] | None = None
+    ) -> list[WriteResult]:
+        """Write documents that were prepared; the last write of an id wins.
+        ``given``: the vectors callers brought, by document id."""
+        return self.commit(docs, self.plan(docs), given or {})
+
+    def plan(self, docs: Sequence[Document]) -> dict[str, _Plan]:
+        """What writing ``docs`` changes, by id, against what is stored now."""
+        stamp = to_iso(now())
+        plans: dict[str, _Plan] = {}
+        unique = {d.id: d for d in docs}
+        stored = self.backend.get_documents(list(unique))  # one read for the batch
+        for doc in unique.values():
+            old = stored.get(doc.id)
+            if old is not None and old.deleted_at is None and _same(old, doc):
+                plans[doc.id] = _Plan(doc, "unchanged")
+                continue
+            new = replace(doc, created_at=old.created_at if old else stamp, updated_at=stamp)
+            if old is not None:
+                new = replace(new, **{f: getattr(old, f) for f in CARRIED_FIELDS})
+            action = _action(old)
+            reindex = old is None or any(getattr(old, f) != getattr(new, f) for f in _INDEXED)
+            chunks = self.chunker.rows(new) if reindex else []
+            plans[doc.id] = _Plan(new, action, chunks, reindex)
+        return plans
+
+    def commit(
+        self,
+        docs: Sequence[Document],
+        plans: dict[str, _Plan],
+        given: Mapping[str, np.ndarray],
+    ) -> list[WriteResult]:
+        """Embed the plans' new chunks, then write them in one transaction and announce
+        what changed; one result per document of ``docs``, in order."""
+        fresh = _rows(plans)
+        vectors, has = self._vectors(fresh, plans, given)
+        with self.backend.transaction():
+            dropped_ids, written_ids = self._put(plans)
+            if vectors is not None and len(fresh) != len(written_ids):
+                # A re-planned document brought new chunks.
+                fresh = _rows(plans)
+                vectors, has = self._vectors(fresh, plans, given)
+            vector_ids = written_ids if has is None else [written_ids[i] for i in has]
+            if vectors is not None:
+                self.backend.put_vectors(vectors.table, vector_ids, vectors.matrix)
+        if vectors is not None and isinstance(self.backend, LocalIndexes):
+            self.backend.vectors_changed(dropped_ids, vector_ids, vectors.matrix)
+        for plan in plans.values():
+            if plan.action != "unchanged":
+                kind = {"added": "written", "restored": "restored"}.get(plan.action, "updated")
+                self.notify(kind, plan.doc)
+        return [WriteResult(d.id, plans[d.id].action, len(plans[d.id].chunks)) for d in docs]
+
+    def _vectors(
+        self,
+        rows: list[tuple[str, ChunkRow]],
+        plans: Mapping[str, _Plan],
+        given: Mapping[str, np.ndarray],
+    ) -> tuple[Vectors | None, list[int] | None]:
+        return own_vectors.vectors_for(
+            self.backend, self.vectorizer, rows, given, _no_vector(plans)
+        )
+
+    def _put(self, plans: Mapping[str, _Plan]) -> tuple[list[int], list[int]]:
+        """Inside the write transaction. Another writer may have committed since we
+        planned: correct the plans against what is stored now (one read), then write them
+        in one batch. Returns the chunk ids dropped and written."""
         pending = [plan for plan in plans.values() if plan.action != "unchanged"]
-        current = backend.get_documents([plan.doc.id for plan in pending])
+        current = self.backend.get_documents([plan.doc.id for plan in pending])
         for plan in pending:
-            _recheck(store, plan, current.get(plan.doc.id))
+            self._recheck(plan, current.get(plan.doc.id))
         writes = [
             DocumentWrite(plan.doc, plan.reindex, plan.chunks, plan.action == "added")
             for plan in pending
             if plan.action != "unchanged"
         ]
-        dropped_ids, written_ids = backend.put_many(writes)
-        if vectors is not None and len(fresh) != len(written_ids):
-            # A re-planned document brought new chunks.
-            fresh = _rows(plans)
-            vectors, has = own_vectors.vectors_for(store, fresh, given or {}, _no_vector(plans))
-        vector_ids = written_ids if has is None else [written_ids[i] for i in has]
-        if vectors is not None:
-            backend.put_vectors(vectors.table, vector_ids, vectors.matrix)
-    if vectors is not None and isinstance(backend, LocalIndexes):
-        backend.vectors_changed(dropped_ids, vector_ids, vectors.matrix)
-    for plan in plans.values():
-        if plan.action != "unchanged":
-            kind = {"added": "written", "restored": "restored"}.get(plan.action, "updated")
-            store.notify(kind, plan.doc)
-    return [WriteResult(doc.id, plans[doc.id].action, len(plans[doc.id].chunks)) for doc in docs]
+        return self.backend.put_many(writes)
+
+    def _recheck(self, plan: _Plan, current: Document | None) -> None:
+        """Correct a plan made before the transaction against what is now stored
+        (``current``), so concurrent writers of one key get one ``added`` and consistent
+        rows."""
+        if current is not None and current.deleted_at is None and _same(current, plan.doc):
+            plan.action = "unchanged"
+            return
+        plan.action = _action(current)
+        if current is not None:
+            carried = {f: getattr(current, f) for f in CARRIED_FIELDS}
+            plan.doc = replace(plan.doc, created_at=current.created_at, **carried)
+        if not plan.reindex and (
+            current is None or any(getattr(current, f) != getattr(plan.doc, f) for f in _INDEXED)
+        ):
+            plan.reindex = True
+            plan.chunks = self.chunker.rows(plan.doc)
+
+
+def _action(stored: Document | None) -> str:
+    """What writing over ``stored`` (None: nothing) does."""
+    return "added" if stored is None else "restored" if stored.deleted_at else "updated"
 
 
 def _no_vector(plans: Mapping[str, _Plan]) -> set[str]:
@@ -226,32 +310,6 @@ def _no_vector(plans: Mapping[str, _Plan]) -> set[str]:
 
 def _rows(plans: Mapping[str, _Plan]) -> list[tuple[str, ChunkRow]]:
     return [(plan.doc.id, row) for plan in plans.values() for row in plan.chunks]
-
-
-def _recheck(store: Store, plan: _Plan, current: Document | None) -> None:
-    """Inside the write transaction: correct a plan made before it against what is now
-    stored (``current``), so concurrent writers of one key get one ``added`` and
-    consistent rows."""
-    if current is not None and current.deleted_at is None and _same(current, plan.doc):
-        plan.action = "unchanged"
-        return
-    plan.action = "added" if current is None else "restored" if current.deleted_at else "updated"
-    if current is not None:
-        carried = {f: getattr(current, f) for f in CARRIED_FIELDS}
-        plan.doc = replace(plan.doc, created_at=current.created_at, **carried)
-    if not plan.reindex and (
-        current is None or any(getattr(current, f) != getattr(plan.doc, f) for f in _INDEXED)
-    ):
-        plan.reindex = True
-        plan.chunks = chunk_rows(plan.doc, store.chunk_chars, store.chunk_overlap)
-
-
-@dataclass(frozen=True)
-class Vectors:
-    """Vectors for a list of chunk rows, in order, bound for one vector table."""
-
-    table: str
-    matrix: np.ndarray
 
 
 def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
@@ -289,11 +347,6 @@ def _trimmed(chunks: list[Chunk], text: str) -> list[Chunk]:
         if start < chunk.end:
             kept.append(replace(chunk, start=start))
     return kept
-
-
-def embedding_text(head: str, text: str) -> str:
-    """What the embedder sees for a chunk: its title and headings give the text context."""
-    return f"{head}\n\n{text}" if head else text
 
 
 def _same(old: Document, new: Document) -> bool:

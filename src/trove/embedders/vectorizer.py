@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from trove.backends.base import Backend, ChunkRow, EmbedderLock
 from trove.embedders.base import Embedder
 from trove.errors import EmbedderMismatch, InvalidQuery
-from trove.write import Vectors, embedding_text
 
 AUTO = "auto"
 EmbedderSpec = str | Embedder | None
@@ -25,6 +25,19 @@ KEYWORD_ONLY = "keyword_only"
 # A store whose vectors are given by the caller (trove.memory.own_vectors.CALLER_SPEC):
 # documents without one are expected, so a keyword-only handle may write there.
 _CALLER_SPEC = "caller"
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """Vectors for a list of chunk rows, in order, bound for one vector table."""
+
+    table: str
+    matrix: np.ndarray
+
+
+def embedding_text(head: str, text: str) -> str:
+    """What the embedder sees for a chunk: its title and headings give the text context."""
+    return f"{head}\n\n{text}" if head else text
 
 
 class Vectorizer:

@@ -543,7 +543,7 @@ class _Run:
         results: list[writer.WriteResult] = []
         if prepared:
             try:
-                results = writer.write_batch(self.store, [doc for _, doc in prepared])
+                results = self.store.writer.write([doc for _, doc in prepared])
             except _FATAL:
                 raise
             except TroveError as exc:

@@ -19,7 +19,7 @@ import trove
 from trove.backends.postgres.url import is_postgres, redact
 from trove.errors import NotFound, TroveError
 from trove.interfaces.argv import reorder
-from trove.interfaces.guard import error_code
+from trove.interfaces.codes import error_code
 from trove.models import Hit
 from trove.search import snippet
 from trove.search.calibration import FLOOR

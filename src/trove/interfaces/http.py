@@ -1,7 +1,7 @@
 """``trove serve``: the HTTP JSON API (FastAPI; the OpenAPI schema is at ``/openapi.json``).
 
 Each route authenticates the caller, calls one :class:`~trove.workspace.Workspace` method
-under the :class:`~.guard.Guard`, and returns JSON. Errors are
+under the :class:`~.workspaces.Workspaces`, and returns JSON. Errors are
 ``{"error": {"code": ..., "message": ...}}`` with a matching status.
 """
 
@@ -12,8 +12,9 @@ from typing import Annotated, Any, Literal
 
 from trove import __version__
 from trove.errors import MissingDependency, TroveError
+from trove.interfaces.codes import error_code
 from trove.interfaces.config import Rights, ServerConfig
-from trove.interfaces.guard import Guard, error_code
+from trove.interfaces.workspaces import Workspaces
 from trove.store import Store
 
 try:
@@ -199,7 +200,7 @@ _WRITE_ERRORS = out.error_responses(400, 401, 403, 404, 413, 422)
 
 def create_app(store: Store, config: ServerConfig) -> FastAPI:
     """The API over ``store``, as ``config`` allows. Serve it with :func:`serve`."""
-    guard = Guard(store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit)
+    guard = Workspaces(store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit)
     app = FastAPI(
         title="trove",
         version=__version__,

@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
 from trove.errors import Forbidden
-from trove.interfaces.guard import Guard
+from trove.interfaces.workspaces import Workspaces
 from trove.probe import MAX_PAIRS, probe, save_pairs
 
 
@@ -27,7 +27,7 @@ class ProbeBody(BaseModel):
     save: bool = Field(False, description="Keep these pairs as the namespace's probe pairs.")
 
 
-def add_probe_route(app: FastAPI, guard: Guard, auth: Any) -> None:
+def add_probe_route(app: FastAPI, guard: Workspaces, auth: Any) -> None:
     @app.post("/v1/probe", tags=["read"])
     def knowledge_probe(body: ProbeBody, who: auth) -> dict[str, Any]:
         """recall@1/5/10 of the pairs through your workspace, and pass/fail contract

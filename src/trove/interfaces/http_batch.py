@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trove import __version__
 from trove.interfaces import http_models as out
-from trove.interfaces.guard import Guard
 from trove.interfaces.http import WriteBody  # imported by create_app, after http.py has loaded
+from trove.interfaces.workspaces import Workspaces
 
 # One request's worth: a client with more sends more requests (the body limit applies too).
 MAX_BATCH = 1000
@@ -57,7 +57,7 @@ class VersionOut(BaseModel):
     api: str
 
 
-def add_batch_routes(app: FastAPI, guard: Guard, auth: Any, errors: dict[str, Any]) -> None:
+def add_batch_routes(app: FastAPI, guard: Workspaces, auth: Any, errors: dict[str, Any]) -> None:
     read_errors, write_errors = errors["read"], errors["write"]
 
     @app.post("/v1/items/batch", tags=["write"], response_model=IdsOut, responses=write_errors)

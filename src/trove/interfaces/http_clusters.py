@@ -8,8 +8,8 @@ from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
 from trove.interfaces import clusters as cluster_ops
-from trove.interfaces.guard import Guard
 from trove.interfaces.http import Auth
+from trove.interfaces.workspaces import Workspaces
 
 
 class ClusterBody(BaseModel):
@@ -33,7 +33,7 @@ class MembersBody(BaseModel):
     ids: list[str]
 
 
-def add_cluster_routes(app: FastAPI, guard: Guard) -> None:
+def add_cluster_routes(app: FastAPI, guard: Workspaces) -> None:
     @app.get("/v1/clusters", tags=["clusters"])
     def list_clusters(who: Auth) -> dict[str, Any]:
         with guard.read(who.rights, who.session) as ws:

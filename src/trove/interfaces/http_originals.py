@@ -13,12 +13,12 @@ from fastapi import FastAPI
 from fastapi.responses import StreamingResponse
 
 from trove.interfaces import http_models as out
-from trove.interfaces.guard import Guard
 from trove.interfaces.http import Auth
+from trove.interfaces.workspaces import Workspaces
 from trove.originals import OriginalInfo
 
 
-def add_original_route(app: FastAPI, guard: Guard) -> None:
+def add_original_route(app: FastAPI, guard: Workspaces) -> None:
     @app.get(
         "/v1/items/{doc_id}/original",
         tags=["read"],

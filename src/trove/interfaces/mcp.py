@@ -1,7 +1,7 @@
 """``trove mcp``: knowledge tools for agents over the Model Context Protocol (stdio or HTTP).
 
 Each tool calls one :class:`~trove.workspace.Workspace` method under the
-:class:`~.guard.Guard` and returns compact JSON. The workspace comes from the server's
+:class:`~.workspaces.Workspaces` and returns compact JSON. The workspace comes from the server's
 configuration, never from the model: the tools have no namespace argument, and an
 argument that is not in a tool's schema (``namespace``, ``author_tier``, a misspelt
 filter) is refused with ``invalid_request`` (see :mod:`.mcp_schema`). Writes are stamped
@@ -18,11 +18,12 @@ from typing import Annotated, Any, Literal
 
 from trove.errors import MissingDependency, TroveError
 from trove.interfaces import clusters as cluster_ops
+from trove.interfaces.codes import error_code
 from trove.interfaces.config import Rights, ServerConfig, bearer_token
-from trove.interfaces.guard import Guard, error_code
 from trove.interfaces.mcp_events import Subscribers, add_resources, publishing
 from trove.interfaces.mcp_more import add_more_resources, add_prompts, more_tools
 from trove.interfaces.mcp_schema import StrictServer, strict_tool
+from trove.interfaces.workspaces import Workspaces
 from trove.limits import fit
 from trove.models import Document, Hit
 from trove.probe import MAX_PAIRS, probe
@@ -89,7 +90,9 @@ class KnowledgeTools:
     """The tools, bound to one store and configuration."""
 
     def __init__(self, store: Store, config: ServerConfig) -> None:
-        self.guard = Guard(store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit)
+        self.guard = Workspaces(
+            store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit
+        )
         self.config = config
         # Without a configured session, one per server process: over stdio that is one
         # client connection. Over HTTP each MCP session gets its own (see _session).

@@ -23,7 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 
 from trove.interfaces.config import ServerConfig
-from trove.interfaces.guard import Guard
+from trove.interfaces.workspaces import Workspaces
 from trove.live import EventFeed
 from trove.store import Store
 
@@ -110,7 +110,7 @@ async def _publish(feed: EventFeed, subscribers: Subscribers) -> None:
         await subscribers.updated(KNOWLEDGE_URI)
 
 
-def add_resources(server: MCPServer, guard: Guard, config: ServerConfig) -> None:
+def add_resources(server: MCPServer, guard: Workspaces, config: ServerConfig) -> None:
     @server.resource(
         KNOWLEDGE_URI,
         name="knowledge",

@@ -19,7 +19,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from trove.interfaces.config import ServerConfig
-from trove.interfaces.guard import Guard
+from trove.interfaces.workspaces import Workspaces
 from trove.models import Document
 
 RECENT_ITEMS = 20
@@ -133,7 +133,7 @@ def more_tools(tools: Any, config: ServerConfig) -> list[tuple[Callable[..., Any
     return offered
 
 
-def add_more_resources(server: MCPServer, guard: Guard, config: ServerConfig) -> None:
+def add_more_resources(server: MCPServer, guard: Workspaces, config: ServerConfig) -> None:
     @server.resource(
         "trove://documents/{id}",
         name="document",
@@ -169,7 +169,7 @@ def add_more_resources(server: MCPServer, guard: Guard, config: ServerConfig) ->
         return json.dumps({"items": [_line(doc) for doc in page.items]})
 
 
-def add_prompts(server: MCPServer, guard: Guard, config: ServerConfig) -> None:
+def add_prompts(server: MCPServer, guard: Workspaces, config: ServerConfig) -> None:
     @server.prompt(
         name="what_do_we_know",
         title="What do we know about…",

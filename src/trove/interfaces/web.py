@@ -19,10 +19,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from trove.errors import NotFound, TroveError
+from trove.interfaces.codes import error_code
 from trove.interfaces.config import Rights, ServerConfig
-from trove.interfaces.guard import Guard, error_code
 from trove.interfaces.http_originals import headers
 from trove.interfaces.web_views import CSP, fields, markdown, render, stylesheet
+from trove.interfaces.workspaces import Workspaces
 from trove.originals import OriginalInfo
 
 COOKIE = "trove_token"
@@ -51,7 +52,7 @@ def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
 class Pages:
     """The pages; each looks up the caller from the cookie and renders one template."""
 
-    def __init__(self, guard: Guard, config: ServerConfig) -> None:
+    def __init__(self, guard: Workspaces, config: ServerConfig) -> None:
         self.guard = guard
         self.config = config
 
@@ -177,7 +178,7 @@ def error_page(status: int, code: str, message: str, common: dict[str, Any]) -> 
     return page("browse.html", status, error=error, items=[], cursor=None, heading=code, **common)
 
 
-def add_web_routes(app: FastAPI, guard: Guard, config: ServerConfig) -> None:
+def add_web_routes(app: FastAPI, guard: Workspaces, config: ServerConfig) -> None:
     pages = Pages(guard, config)
     views = (pages.search, pages.doc, pages.restore, pages.browse, pages.stats, pages.original)
     _routes(app, config, pages.guarded, *views)

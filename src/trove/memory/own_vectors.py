@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from trove.backends.base import ChunkRow, EmbedderLock
+from trove.backends.base import Backend, ChunkRow, EmbedderLock
+from trove.embedders.vectorizer import Vectorizer, Vectors
 from trove.errors import InvalidInput, InvalidQuery
 from trove.models import Hit
 from trove.search.filters import Filters
 from trove.search.query import parse as parse_query
 from trove.timeutil import now
-from trove.write import Vectors
 
 if TYPE_CHECKING:
     from trove.store import Store
@@ -48,19 +48,19 @@ def parse(value: Any, *, error: type[Exception] = InvalidInput) -> np.ndarray:
     return (array / norm).astype(np.float32)
 
 
-def expected_dimension(store: Store) -> int | None:
+def expected_dimension(backend: Backend, vectorizer: Vectorizer) -> int | None:
     """The dimension a caller's vector must have (None: not fixed yet)."""
-    lock = store.backend.vector_lock()
+    lock = backend.vector_lock()
     if lock is not None:
         return lock.dimension
-    if store.has_embedder:
-        return int(store.vectors.resolve().dimension)
+    if vectorizer.enabled:
+        return int(vectorizer.resolve().dimension)
     return None
 
 
-def check(store: Store, vectors: Mapping[str, np.ndarray]) -> None:
+def check(backend: Backend, vectorizer: Vectorizer, vectors: Mapping[str, np.ndarray]) -> None:
     """Every given vector has the store's dimension (and the same one, on a new store)."""
-    want = expected_dimension(store)
+    want = expected_dimension(backend, vectorizer)
     for vector in vectors.values():
         if want is None:
             want = len(vector)
@@ -71,7 +71,8 @@ def check(store: Store, vectors: Mapping[str, np.ndarray]) -> None:
 
 
 def vectors_for(
-    store: Store,
+    backend: Backend,
+    vectorizer: Vectorizer,
     rows: Sequence[tuple[str, ChunkRow]],
     given: Mapping[str, np.ndarray],
     skip: Set[str] = frozenset(),
@@ -80,14 +81,14 @@ def vectors_for(
     for its chunks, the embedder's for the rest, none for documents in ``skip`` (kept out
     of the semantic index); and which rows they are for (None: all)."""
     if not given and not skip:
-        return store.vectors.vectors_for([row for _, row in rows]), None
+        return vectorizer.vectors_for([row for _, row in rows]), None
     wanted = [i for i, (doc_id, _) in enumerate(rows) if doc_id not in skip]
     todo = [i for i in wanted if rows[i][0] not in given]
-    embedded = store.vectors.vectors_for([rows[i][1] for i in todo])
+    embedded = vectorizer.vectors_for([rows[i][1] for i in todo])
     if given:
-        lock: EmbedderLock | None = _lock(store, len(next(iter(given.values()))))
+        lock: EmbedderLock | None = _lock(backend, vectorizer, len(next(iter(given.values()))))
     else:
-        lock = store.backend.vector_lock()
+        lock = backend.vector_lock()
     if lock is None or (todo and embedded is None and not given):
         return None, None
     if todo and embedded is None:  # a keyword-only store: only the given rows get one
@@ -103,17 +104,17 @@ def vectors_for(
     return Vectors(lock.table, matrix[wanted]), wanted
 
 
-def _lock(store: Store, dimension: int) -> EmbedderLock:
-    lock = store.backend.vector_lock()
+def _lock(backend: Backend, vectorizer: Vectorizer, dimension: int) -> EmbedderLock:
+    lock = backend.vector_lock()
     if lock is not None:
         return lock
-    if store.has_embedder:
-        store.vectors.vectors_for([])  # locks to the embedder, as its first write would
-        embedder = store.vectors.resolve()
-        return store.backend.vector_lock() or store.backend.lock_vectors(
-            store.vectors.spec, embedder.model_id, int(embedder.dimension)
+    if vectorizer.enabled:
+        vectorizer.vectors_for([])  # locks to the embedder, as its first write would
+        embedder = vectorizer.resolve()
+        return backend.vector_lock() or backend.lock_vectors(
+            vectorizer.spec, embedder.model_id, int(embedder.dimension)
         )
-    return store.backend.lock_vectors(CALLER_SPEC, CALLER_SPEC, dimension)
+    return backend.lock_vectors(CALLER_SPEC, CALLER_SPEC, dimension)
 
 
 def query(store: Store, value: Any) -> tuple[EmbedderLock, np.ndarray] | None:

@@ -12,20 +12,31 @@ A key that is not stored yet is created in every mode. Deleted documents count a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from trove import write as writer
 from trove.errors import InvalidInput
-from trove.memory import own_vectors
+from trove.memory import entry, own_vectors
 from trove.models import Document
-from trove.write import WriteResult
-
-if TYPE_CHECKING:
-    from trove.store import Store
+from trove.write import ADD_FIELDS, Writer, WriteResult
 
 MODES = ("replace", "merge", "keep")
+# What Store.update may change.
+UPDATABLE = frozenset(
+    {"text", "title", "tags", "metadata", "importance", "expires_at", "ttl", *entry.FIELDS}
+)
+
+
+class Prepared(dict[str, Any]):
+    """An item together with the document :func:`trove.write.prepare` made of it (with
+    the author tier it is written with), so that resolving it does not validate and hash
+    it again. The item's text is given (preparing it needed one), so the document's id is
+    the item's key, in every mode."""
+
+    def __init__(self, item: Mapping[str, Any], doc: Document) -> None:
+        super().__init__(item)
+        self.doc = doc
 
 
 def check(mode: str) -> str:
@@ -35,7 +46,7 @@ def check(mode: str) -> str:
 
 
 def write_many(
-    store: Store,
+    writer: Writer,
     items: Iterable[Mapping[str, Any]],
     *,
     batch_size: int,
@@ -50,7 +61,7 @@ def write_many(
     given: dict[str, np.ndarray] = {}
 
     def flush() -> None:
-        done = writer.write_batch(store, [doc for _, doc in pending], given)
+        done = writer.write([doc for _, doc in pending], given)
         for (position, _), result in zip(pending, done, strict=True):
             results[position] = result
         pending.clear()
@@ -60,10 +71,10 @@ def write_many(
         vector = None
         if isinstance(item, Mapping) and item.get("vector") is not None:
             vector = own_vectors.parse(item["vector"])
-            own_vectors.check(store, {"": vector})
+            own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
         if isinstance(item, Mapping) and "vector" in item:
             item = {k: v for k, v in item.items() if k != "vector"}
-        resolved = _resolve(store, item, author_tier, on_conflict)
+        resolved = _resolve(writer, item, author_tier, on_conflict)
         results.append(resolved if isinstance(resolved, WriteResult) else None)
         if isinstance(resolved, Document):
             pending.append((len(results) - 1, resolved))
@@ -77,30 +88,46 @@ def write_many(
 
 
 def _resolve(
-    store: Store, item: Mapping[str, Any], tier: str, mode: str
+    writer: Writer, item: Mapping[str, Any], tier: str, mode: str
 ) -> Document | WriteResult:
+    done = item.doc if isinstance(item, Prepared) else None
     if mode == "replace":
-        return writer.prepare(item, author_tier=tier)
+        return done or writer.prepare(item, author_tier=tier)
     # The key decides the id; merge may leave the text out, so the id is found with a
     # stand-in (without a key the id is the content's, and the text is required anyway).
-    probe = writer.prepare({**item, "text": item.get("text") or "-"}, author_tier=tier)
-    old = store.backend.get_document(probe.id, with_text=mode == "merge")
+    probe = done or writer.prepare({**item, "text": item.get("text") or "-"}, author_tier=tier)
+    old = writer.backend.get_document(probe.id, with_text=mode == "merge")
     if old is None or old.deleted_at is not None:
-        return writer.prepare(item, author_tier=tier)
+        return done or writer.prepare(item, author_tier=tier)
     if mode == "keep":
         return WriteResult(old.id, "unchanged")
-    merged = stored_item(old)
-    merged.update(item)
-    if "ttl" in item:
-        merged.pop("expires_at", None)
-    return writer.prepare(merged, author_tier=tier, doc_id=old.id)
+    return writer.prepare(changed(old, item), author_tier=tier, doc_id=old.id)
+
+
+def check_updatable(changes: Mapping[str, Any]) -> None:
+    """Refuse a change :meth:`Store.update` cannot make (the key, scope, provenance)."""
+    fixed = set(changes) - UPDATABLE
+    if fixed:
+        raise InvalidInput(
+            f"update cannot change {', '.join(sorted(fixed))}; "
+            f"it changes {', '.join(sorted(UPDATABLE))}"
+        )
+
+
+def changed(old: Document, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The stored record with ``changes`` applied, as the item that writes it."""
+    item = stored_item(old)
+    item.update(changes)
+    if "ttl" in changes:
+        item.pop("expires_at", None)
+    return item
 
 
 def stored_item(doc: Document) -> dict[str, Any]:
     """A stored document as the arguments of the add() that would write it again."""
     # Every field add() takes, except the session (restored from session_id), ttl
     # (stored as expires_at) and index (stored as indexed).
-    item = {name: getattr(doc, name) for name in writer.ADD_FIELDS - _NOT_STORED}
+    item = {name: getattr(doc, name) for name in ADD_FIELDS - _NOT_STORED}
     item["session"] = doc.session_id or None
     item["index"] = doc.indexed
     return item

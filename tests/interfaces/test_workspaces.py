@@ -1,4 +1,5 @@
-"""The guard both servers share: reads together, each write alone."""
+"""The workspaces both servers hand out: reads together under the store's lock, each
+write alone."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ from pathlib import Path
 
 import trove
 from trove.interfaces.config import Rights
-from trove.interfaces.guard import Guard
+from trove.interfaces.workspaces import Workspaces
 
 
 def test_writes_take_turns(tmp_path: Path) -> None:
     # A write reads before it commits (is the key taken?) and updates the vector index
     # after: without turns, two writes of a new key both "add" it. Seen without the
-    # guard: two `written` events for one item in most runs of this test.
+    # store's write lock: two `written` events for one item in most runs of this test.
     with trove.open(tmp_path / "kb.db", embedder="hash:64") as kb:
-        guard = Guard(kb, author_tier="explicit")
+        guard = Workspaces(kb, author_tier="explicit")
         events: list[str] = []
         kb.subscribe(lambda e: events.append(e["kind"]))
         start = threading.Barrier(50)
@@ -43,7 +44,7 @@ def test_writes_take_turns(tmp_path: Path) -> None:
 
 def test_reads_share_and_a_waiting_write_goes_before_later_reads(tmp_path: Path) -> None:
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:
-        guard = Guard(kb, author_tier="explicit")
+        guard = Workspaces(kb, author_tier="explicit")
         rights = Rights()
         both_inside = threading.Barrier(2, timeout=10)
         order: list[str] = []
@@ -69,7 +70,7 @@ def test_reads_share_and_a_waiting_write_goes_before_later_reads(tmp_path: Path)
         with guard.read(rights):
             writer = start(write)
             deadline = time.monotonic() + 10
-            while not guard._lock._waiting and time.monotonic() < deadline:
+            while not kb._lock._waiting and time.monotonic() < deadline:
                 time.sleep(0.001)  # until the write queues behind this read
             reader = start(late_read)
             time.sleep(0.05)
