@@ -11,14 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from trove.errors import InvalidInput, MissingDependency, NotFound
 from trove.ingest.files import hidden
 from trove.ingest.report import IngestReport
-
-if TYPE_CHECKING:
-    from trove.store import Store
+from trove.ingest.target import Target
 
 # How long the folder must be quiet before a burst of changes is ingested.
 DEFAULT_DEBOUNCE_MS = 300
@@ -31,7 +29,7 @@ class StopEvent(Protocol):
 
 
 def watch(
-    store: Store,
+    store: Target,
     root: str | os.PathLike[str],
     *,
     debounce_ms: int = DEFAULT_DEBOUNCE_MS,
@@ -53,7 +51,7 @@ def watch(
     folder = folder.resolve()
     if "only" in options or "sync" in options:
         raise InvalidInput("watch always syncs the whole folder; do not pass only or sync")
-    from trove.ingest.walk import ingest  # here: the CLI imports this module for its defaults
+    from trove.ingest.run import ingest  # here: the CLI imports this module for its defaults
 
     report = on_report or (lambda _: None)
     watching = False

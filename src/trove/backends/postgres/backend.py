@@ -13,7 +13,7 @@ import contextlib
 import json
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,9 +29,10 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise MissingDependency(exc.name or "psycopg", "postgres", "PostgreSQL support") from None
 
-from trove.backends.base import ChunkRow, DocumentWrite, FileStat
+from trove.backends.base import ChunkRow, DocumentWrite
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.clusters import PostgresClusters
+from trove.backends.postgres.files import PostgresFiles
 from trove.backends.postgres.lifecycle import PostgresLifecycle
 from trove.backends.postgres.originals import PostgresOriginals
 from trove.backends.postgres.schema import (
@@ -74,7 +75,12 @@ _STRING_COLUMNS = tuple(
 
 
 class PostgresBackend(
-    PostgresVectors, PostgresSearch, PostgresLifecycle, PostgresClusters, PostgresOriginals
+    PostgresVectors,
+    PostgresSearch,
+    PostgresLifecycle,
+    PostgresClusters,
+    PostgresOriginals,
+    PostgresFiles,
 ):
     """Everything trove stores, in one PostgreSQL schema. Thread-safe: each thread's
     transaction has its own pooled connection."""
@@ -373,45 +379,6 @@ class PostgresBackend(
             (esc(namespace), esc(source)),
         )
         return {unesc(str(r[0])): (unesc(str(r[1])), str(r[2]), bool(r[3])) for r in rows}
-
-    def file_stats(self, namespace: str, source: str) -> dict[str, FileStat]:
-        """path -> what an ingest recorded of that file, for every file of a source."""
-        rows = self.rows(
-            "SELECT path, size, mtime_ns, ctime_ns, content_hash FROM file_stat "
-            "WHERE namespace = %s AND source = %s",
-            (esc(namespace), esc(source)),
-        )
-        return {
-            unesc(str(r[0])): FileStat(int(r[1]), int(r[2]), int(r[3]), str(r[4])) for r in rows
-        }
-
-    def set_file_stats(
-        self, namespace: str, source: str, stats: Mapping[str, FileStat | None]
-    ) -> None:
-        """Record (or, for None, forget) files' stats, in one transaction."""
-        ns, src = esc(namespace), esc(source)
-        gone = [(ns, src, esc(path)) for path, st in stats.items() if st is None]
-        kept = [
-            (ns, src, esc(path), st.size, st.mtime_ns, st.ctime_ns, st.content_hash)
-            for path, st in stats.items()
-            if st is not None
-        ]
-        with self.transaction(), self.conn() as conn, conn.cursor() as cur:
-            if gone:
-                cur.executemany(
-                    "DELETE FROM file_stat WHERE namespace = %s AND source = %s AND path = %s",
-                    gone,
-                )
-            if kept:
-                cur.executemany(
-                    "INSERT INTO file_stat "
-                    "(namespace, source, path, size, mtime_ns, ctime_ns, content_hash) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s) "
-                    "ON CONFLICT (namespace, source, path) DO UPDATE SET size = excluded.size, "
-                    "mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, "
-                    "content_hash = excluded.content_hash",
-                    kept,
-                )
 
     # --- statistics -------------------------------------------------------------------
 

@@ -7,17 +7,18 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import apsw
 import numpy as np
 
-from trove.backends.base import ChunkRow, DocumentWrite, FileStat
+from trove.backends.base import ChunkRow, DocumentWrite
 from trove.backends.sqlite.bulk import put_many
 from trove.backends.sqlite.clusters import ClusterStorage
 from trove.backends.sqlite.connection import SerializedConnection
+from trove.backends.sqlite.files import FileStorage
 from trove.backends.sqlite.keyword import Ranker, WordSearcher
 from trove.backends.sqlite.lifecycle import LifecycleStorage, memory_clauses
 from trove.backends.sqlite.memory import MemoryStorage
@@ -69,7 +70,7 @@ _JSON_LIST_COLUMNS = ("participants", "tags", "entities", "source_turn_ids")
 
 
 class SQLiteBackend(
-    VectorStorage, MemoryStorage, LifecycleStorage, ClusterStorage, OriginalStorage
+    VectorStorage, MemoryStorage, LifecycleStorage, ClusterStorage, OriginalStorage, FileStorage
 ):
     """Everything trove stores, in one SQLite file. Thread-safe: one statement at a time."""
 
@@ -359,37 +360,6 @@ class SQLiteBackend(
             (namespace, source),
         )
         return {str(r[0]): (str(r[1]), str(r[2]), bool(r[3])) for r in rows}
-
-    def file_stats(self, namespace: str, source: str) -> dict[str, FileStat]:
-        """path -> what an ingest recorded of that file, for every file of a source."""
-        rows = self.conn.execute(
-            "SELECT path, size, mtime_ns, ctime_ns, content_hash FROM file_stat "
-            "WHERE namespace = ? AND source = ?",
-            (namespace, source),
-        )
-        return {str(r[0]): FileStat(int(r[1]), int(r[2]), int(r[3]), str(r[4])) for r in rows}
-
-    def set_file_stats(
-        self, namespace: str, source: str, stats: Mapping[str, FileStat | None]
-    ) -> None:
-        """Record (or, for None, forget) files' stats, in one transaction."""
-        with self.transaction():
-            self.conn.executemany(
-                "DELETE FROM file_stat WHERE namespace = ? AND source = ? AND path = ?",
-                [(namespace, source, path) for path, st in stats.items() if st is None],
-            )
-            self.conn.executemany(
-                "INSERT INTO file_stat "
-                "(namespace, source, path, size, mtime_ns, ctime_ns, content_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET size = excluded.size, "
-                "mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, "
-                "content_hash = excluded.content_hash",
-                [
-                    (namespace, source, path, st.size, st.mtime_ns, st.ctime_ns, st.content_hash)
-                    for path, st in stats.items()
-                    if st is not None
-                ],
-            )
 
     # --- keyword search ---------------------------------------------------------------
 
