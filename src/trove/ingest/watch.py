@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trove.errors import InvalidInput, MissingDependency, NotFound
 from trove.ingest.files import hidden
 from trove.ingest.report import IngestReport
-from trove.ingest.target import Target
+
+if TYPE_CHECKING:  # the CLI imports this module for its defaults: no numpy at startup
+    from trove.ingest.target import Target
 
 # How long the folder must be quiet before a burst of changes is ingested.
 DEFAULT_DEBOUNCE_MS = 300
