@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from trove import originals, validate
 from trove.agent import purgeable
-from trove.backends.base import Backend, LocalIndexes
+from trove.backends.base import Backend, FileState, LocalIndexes
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.embedders.base import Embedder, scripts_of
 from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
@@ -42,7 +42,7 @@ from trove.workspace import Workspace
 from trove.write import Chunker, Writer, WriteResult
 
 if TYPE_CHECKING:
-    from trove.ingest.walk import IngestReport
+    from trove.ingest.report import IngestReport
 
 # Hybrid: each retriever contributes its top documents to the fusion.
 _FUSION_DEPTH = 200
@@ -827,9 +827,9 @@ class Store:
         ``exclude`` (glob patterns on the relative path), ``sync`` (tombstone documents
         whose file is gone), ``max_bytes``, ``follow_symlinks``, ``dry_run``, ``fields``
         and ``records`` (the JSON field mapping), ``workers``, ``progress`` (called with
-        an ``IngestProgress``). See :func:`trove.ingest.walk.ingest`.
+        an ``IngestProgress``). See :func:`trove.ingest.run.ingest`.
         """
-        from trove.ingest.walk import ingest
+        from trove.ingest.run import ingest  # here: the readers load only when needed
 
         return ingest(self, path, **options)
 
@@ -839,6 +839,40 @@ class Store:
             namespace, source
         ).items():
             yield source_id, doc_id, digest, deleted
+
+    # What ingest needs beyond the public API (trove.ingest.target.Target).
+
+    def _prepare(self, fields: Mapping[str, Any], doc_id: str | None) -> Document:
+        return self.writer.prepare(fields, author_tier=self.author_tier, doc_id=doc_id)
+
+    def _write_prepared(self, docs: Sequence[Document]) -> builtins.list[WriteResult]:
+        return self.writer.write(docs)
+
+    def _documents(self, doc_ids: Sequence[str]) -> dict[str, Document]:
+        return self.backend.get_documents(builtins.list(doc_ids))
+
+    def _edges_from(self, doc_id: str, type: str) -> builtins.list[str]:
+        return [e.dst for e in self.backend.edges_of([doc_id], type) if e.src == doc_id]
+
+    def _attach_original(
+        self, doc_id: str, original: bytes | os.PathLike[str] | str, name: str, media_type: str
+    ) -> None:
+        originals.attach(self, doc_id, original, name, media_type)
+
+    def _file_states(self, namespace: str, source: str) -> dict[str, FileState]:
+        return self.backend.file_states(namespace, source)
+
+    def _set_file_states(
+        self, namespace: str, source: str, states: Mapping[str, FileState | None]
+    ) -> None:
+        self.backend.set_file_states(namespace, source, states)
+
+    def _edited_files(self, namespace: str, source: str) -> set[str]:
+        return ownership.edited_files(self.backend, namespace, source)
+
+    def _claim_source(self, namespace: str, source: str, restored: set[str]) -> None:
+        ownership.claim(self.backend, namespace, source)
+        ownership.restored(self.backend, namespace, source, restored)
 
 
 def encode_cursor(doc: Document) -> str:

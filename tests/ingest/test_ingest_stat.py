@@ -30,7 +30,9 @@ def write(path: Path, text: str, *, mtime_ns: int | None = OLD_NS) -> Path:
 
 
 def stats(kb: trove.Store, source: str = "vault") -> dict[str, FileStat]:
-    return kb.backend.file_stats("default", source)
+    """The files whose stat is recorded (a recent file may have only its hash)."""
+    states = kb.backend.file_states("default", source)
+    return {rel: state.stat for rel, state in states.items() if state.stat is not None}
 
 
 def counts(report: IngestReport) -> tuple[int, int, int, int]:

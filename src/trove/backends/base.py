@@ -67,6 +67,20 @@ class FileStat:
     content_hash: str
 
 
+@dataclass(frozen=True)
+class FileState:
+    """What an ingest recorded of one file it stored (one row of ``file_stat``).
+
+    ``stat``: its size and times with the hash of what was read, None when the file was
+    modified too recently to trust them. ``file_hash``: for a format whose text is
+    derived (HTML, PDF, mail, records), the hash it was last fully stored from, keyed
+    with the field mapping it was read with; None for Markdown and text, whose
+    document's own content hash says as much."""
+
+    stat: FileStat | None = None
+    file_hash: str | None = None
+
+
 class Backend(Protocol):
     """What a backend does. The store never issues SQL itself; everything goes here."""
 
@@ -113,10 +127,11 @@ class Backend(Protocol):
     def remove_members(self, cluster_id: str | None, doc_ids: Sequence[str]) -> int: ...
     def cluster_members(self, cluster_id: str) -> list[str]: ...
     def source_hashes(self, namespace: str, source: str) -> dict[str, tuple[str, str, bool]]: ...
-    def file_stats(self, namespace: str, source: str) -> dict[str, FileStat]: ...
-    def set_file_stats(
-        self, namespace: str, source: str, stats: Mapping[str, FileStat | None]
+    def file_states(self, namespace: str, source: str) -> dict[str, FileState]: ...
+    def set_file_states(
+        self, namespace: str, source: str, states: Mapping[str, FileState | None]
     ) -> None: ...
+    def file_sources(self) -> list[tuple[str, str]]: ...
     def list_documents(
         self,
         namespace: str,

@@ -1,4 +1,4 @@
-"""Which files an ingest reads: a safe, stable walk of the folder.
+"""Which files an ingest reads, and reading them: a safe, stable walk of the folder.
 
 Hidden entries are not entered. A symlink is followed only when it stays inside the
 root, unless the caller asks to follow every link; a folder is entered at most once
@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import hashlib
+import io
 import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # Files larger than this are skipped (and reported) unless the caller raises the cap.
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
+# Files are hashed (and streamed) this many bytes at a time.
+BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -156,3 +161,56 @@ def _inside(path: str, root: Path) -> bool:
     except (ValueError, OSError, RuntimeError):  # RuntimeError: a loop of links
         return False
     return True
+
+
+class TooLarge(Exception):
+    """The file is larger than the limit it is read with."""
+
+
+def read_whole(path: str, limit: int) -> tuple[bytes, os.stat_result]:
+    """The whole file and its stat when opened, or TooLarge, reading at most
+    ``limit + 1`` bytes (the file may grow after it was listed)."""
+    with open(path, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if info.st_size > limit:
+            raise TooLarge
+        # Asked for limit + 1 bytes, read() allocates that much (100 MB) for a 2 KB file:
+        # that was two thirds of an unchanged run. Ask for the size, then for any growth.
+        data = handle.read(info.st_size + 1)
+        if len(data) > info.st_size:
+            data += handle.read(limit + 1 - len(data))
+    if len(data) > limit:
+        raise TooLarge
+    return data, info
+
+
+def hash_file(path: str) -> tuple[str, os.stat_result]:
+    """The file's hash and its stat when opened."""
+    digest = hashlib.sha256()
+    with open(path, "rb", buffering=0) as handle:
+        info = os.fstat(handle.fileno())
+        buffer = bytearray(BLOCK)
+        view = memoryview(buffer)
+        while True:
+            n = handle.readinto(buffer)
+            if not n:
+                break
+            digest.update(view[:n])
+    return digest.hexdigest(), info
+
+
+class HashingReader(io.RawIOBase):
+    """A raw file that hashes every byte read through it."""
+
+    def __init__(self, raw: io.FileIO) -> None:
+        self.raw = raw
+        self.hash = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer)
+        if n:
+            self.hash.update(memoryview(buffer)[:n])
+        return n or 0

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Iterable, Mapping
 
-from trove.ingest.readers import format_for
-
-if TYPE_CHECKING:
-    from trove.store import Store
+from trove.ingest.readers import BY_NAME, format_for, split_source_id
+from trove.ingest.target import Target
 
 EDGE_TYPE = "links_to"
+_NOTES = BY_NAME["markdown"].suffixes
 
 
 class LinkIndex:
@@ -72,22 +70,76 @@ class LinkIndex:
 
 
 def sync_links(
-    store: Store, index: LinkIndex, sources: Iterable[tuple[str, Iterable[str]]]
+    target: Target, index: LinkIndex, sources: Iterable[tuple[str, Iterable[str]]]
 ) -> int:
     """Make the ``links_to`` edges out of each (file, link targets) match its links;
     returns how many edges were added."""
     added = 0
-    backend = store.backend
-    with backend.transaction():
+    with target.transaction():
         for rel, targets in sources:
             src = index.paths.get(rel)
             if src is None:
                 continue
             wanted = {dst for t in targets if (dst := index.resolve(rel, t)) is not None}
-            have = {e.dst for e in backend.edges_of([src], EDGE_TYPE) if e.src == src}
+            have = set(target._edges_from(src, EDGE_TYPE))
             for dst in have - wanted:
-                store.unlink(src, dst, EDGE_TYPE)
+                target.unlink(src, dst, EDGE_TYPE)
             for dst in sorted(wanted - have):
-                store.link(src, dst, EDGE_TYPE)
+                target.link(src, dst, EDGE_TYPE)
                 added += 1
     return added
+
+
+def link_notes(
+    target: Target,
+    namespace: str,
+    source: str,
+    parsed: Mapping[str, tuple[str, ...]],
+    known: Collection[str],
+    look_back: bool,
+) -> int | None:
+    """Sync the links of the notes read in a run (``parsed``: source_id -> links); with
+    ``look_back`` (a note was added or moved) also those of the notes stored before
+    (``known``) and not read again: the new note may be the target they were missing.
+    Returns how many edges were added, None when there was nothing to link."""
+    docs = {
+        sid: doc_id
+        for sid, doc_id, _, deleted in target.iter_source(namespace, source)
+        if not deleted and split_source_id(sid)[1] is None
+    }
+    sources = dict(parsed)
+    if look_back:
+        sources.update(_stored_links(target, docs, known, parsed))
+    if not sources:
+        return None
+    return sync_links(target, LinkIndex(docs), sources.items())
+
+
+def _stored_links(
+    target: Target, docs: Mapping[str, str], known: Collection[str], parsed: Collection[str]
+) -> dict[str, tuple[str, ...]]:
+    """The links of the notes stored before this run and not read again in it."""
+    ids = [
+        doc_id
+        for sid, doc_id in docs.items()
+        if sid in known and sid not in parsed and sid.lower().endswith(_NOTES)
+    ]
+    found: dict[str, tuple[str, ...]] = {}
+    for start in range(0, len(ids), 500):
+        for doc in target._documents(ids[start : start + 500]).values():
+            links = doc.metadata.get("links")
+            if doc.source_id and isinstance(links, list) and links:
+                found[doc.source_id] = tuple(str(link) for link in links)
+    return found
+
+
+def link_attachments(
+    target: Target, namespace: str, source: str, attachments: Iterable[tuple[str, str]]
+) -> None:
+    """``attachment_of`` edges from each (attachment, message) source_id pair."""
+    ids = {
+        sid: doc_id for sid, doc_id, _, gone in target.iter_source(namespace, source) if not gone
+    }
+    for child, parent in attachments:
+        if child in ids and parent in ids:
+            target.link(ids[child], ids[parent], "attachment_of")

@@ -32,11 +32,16 @@ def claim(backend: Backend, namespace: str, source: str) -> None:
         backend.set_meta(key, "1")
 
 
+def claimed(backend: Backend, namespace: str, source: str) -> bool:
+    """Whether an ingest owns this (namespace, source)."""
+    return backend.get_meta(_key(_OWNED, namespace, source)) is not None
+
+
 def owning_file(backend: Backend, doc: Document) -> str | None:
     """The relative path of the ingested file ``doc`` came from, else None."""
     if not doc.source or not doc.source_id:
         return None
-    if backend.get_meta(_key(_OWNED, doc.namespace, doc.source)) is None:
+    if not claimed(backend, doc.namespace, doc.source):
         return None
     from trove.ingest.readers import split_source_id  # the readers (parsers) load only when needed
 
@@ -46,18 +51,22 @@ def owning_file(backend: Backend, doc: Document) -> str | None:
 def mark_edited(backend: Backend, doc: Document) -> None:
     """After a library edit of a file's document: the next ingest re-reads that file."""
     rel = owning_file(backend, doc)
-    if rel is None:
-        return
-    key = _key(_EDITED, doc.namespace, doc.source)
-    with backend.transaction():
-        edited = set(json.loads(backend.get_meta(key) or "[]"))
-        if rel not in edited:
-            backend.set_meta(key, json.dumps(sorted(edited | {rel}), ensure_ascii=False))
+    if rel is not None:
+        set_edited(backend, doc.namespace, doc.source, {rel})
 
 
 def edited_files(backend: Backend, namespace: str, source: str) -> set[str]:
     """Files whose documents were edited in the store since they were last ingested."""
     return set(json.loads(backend.get_meta(_key(_EDITED, namespace, source)) or "[]"))
+
+
+def set_edited(backend: Backend, namespace: str, source: str, rels: set[str]) -> None:
+    """Mark these files edited (a library edit; ``trove migrate`` copies the marks)."""
+    key = _key(_EDITED, namespace, source)
+    with backend.transaction():
+        edited = set(json.loads(backend.get_meta(key) or "[]"))
+        if not rels <= edited:
+            backend.set_meta(key, json.dumps(sorted(edited | rels), ensure_ascii=False))
 
 
 def restored(backend: Backend, namespace: str, source: str, rels: set[str]) -> None:

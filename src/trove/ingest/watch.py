@@ -17,8 +17,8 @@ from trove.errors import InvalidInput, MissingDependency, NotFound
 from trove.ingest.files import hidden
 from trove.ingest.report import IngestReport
 
-if TYPE_CHECKING:
-    from trove.store import Store
+if TYPE_CHECKING:  # the CLI imports this module for its defaults: no numpy at startup
+    from trove.ingest.target import Target
 
 # How long the folder must be quiet before a burst of changes is ingested.
 DEFAULT_DEBOUNCE_MS = 300
@@ -31,7 +31,7 @@ class StopEvent(Protocol):
 
 
 def watch(
-    store: Store,
+    store: Target,
     root: str | os.PathLike[str],
     *,
     debounce_ms: int = DEFAULT_DEBOUNCE_MS,
@@ -53,7 +53,7 @@ def watch(
     folder = folder.resolve()
     if "only" in options or "sync" in options:
         raise InvalidInput("watch always syncs the whole folder; do not pass only or sync")
-    from trove.ingest.walk import ingest  # here: the CLI imports this module for its defaults
+    from trove.ingest.run import ingest  # here: the CLI imports this module for its defaults
 
     report = on_report or (lambda _: None)
     watching = False

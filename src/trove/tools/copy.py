@@ -5,7 +5,10 @@ so memory stays bounded by one batch. Resumable: a document already in the desti
 with the same content and times is skipped, and each batch is atomic, so running the same
 copy again after an interruption picks up where it stopped. Vectors travel with their
 chunks (looked up by the chunk's text hash), so nothing is embedded again; the
-destination's embedder lock must be absent or the same as the source's.
+destination's embedder lock must be absent or the same as the source's. What ingest
+recorded of each file (its stat and hash, which sources it owns, which files were edited
+in the store) travels too, so ingesting the same folder into the copy reads no
+unchanged file again.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 from trove.backends.base import Backend, EmbedderLock, LocalIndexes
 from trove.backends.postgres.url import is_postgres, redact
 from trove.errors import EmbedderMismatch, InvalidInput, NotFound
+from trove.ingest import ownership
 from trove.models import Document, same_copy
 from trove.originals import copy_original
 from trove.timeutil import now, to_epoch
@@ -41,6 +45,7 @@ class MigrateReport:
     vectors: int = 0
     edges: int = 0
     originals: int = 0
+    files: int = 0  # file records of ingested folders
     embedder: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,11 +96,13 @@ def copy_backend(
     table, fresh = _destination_table(lock, dst)
     report.embedder = None if lock is None else lock.to_dict()
     copied_ids: list[str] = []
+    sources: set[tuple[str, str]] = set()  # of documents that may come from a file
     after: str | None = None
     while docs := src.iter_documents(after=after, limit=batch_size):
         after = docs[-1].id
         _copy_batch(src, dst, docs, lock, table, report)
         copied_ids.extend(doc.id for doc in docs)
+        sources.update((doc.namespace, doc.source) for doc in docs if doc.source_id)
         if progress:
             progress(len(docs))
     # Edges last: both of their ends exist in the destination by now.
@@ -109,12 +116,30 @@ def copy_backend(
                 report.edges += 1
         for doc_id in part:  # originals, streamed blob by blob
             report.originals += copy_original(src, dst, doc_id)
+    report.files = copy_file_state(src, dst, sources)
     if lock is not None and table is not None and fresh:
         dst.finish_rebuild(EmbedderLock(lock.spec, lock.model_id, lock.dimension, table))
         dst.set_meta(_PENDING, None)
     if isinstance(dst, LocalIndexes):
         dst.vectors_reset()
     return report
+
+
+def copy_file_state(src: Backend, dst: Backend, sources: set[tuple[str, str]]) -> int:
+    """Copy what ingest recorded: file records, one transaction per source, and which
+    sources ingest owns and which of their files were edited; returns how many files."""
+    files = 0
+    for namespace, source in src.file_sources():
+        states = src.file_states(namespace, source)
+        dst.set_file_states(namespace, source, states)
+        files += len(states)
+    for namespace, source in sorted(sources):
+        if ownership.claimed(src, namespace, source):
+            ownership.claim(dst, namespace, source)
+        edited = ownership.edited_files(src, namespace, source)
+        if edited:
+            ownership.set_edited(dst, namespace, source, edited)
+    return files
 
 
 def _destination_table(lock: EmbedderLock | None, dst: Backend) -> tuple[str | None, bool]:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
+from trove.backends.postgres.files import M006
 from trove.backends.postgres.originals import M005
 from trove.errors import NotATroveStore, SchemaTooNew, StoreError
 
@@ -170,12 +171,17 @@ def m005_originals(conn: psycopg.Connection) -> None:
     conn.execute(M005)
 
 
+def m006_file_state(conn: psycopg.Connection) -> None:
+    conn.execute(M006)
+
+
 MIGRATIONS: list[Callable[[psycopg.Connection], None]] = [
     m001_initial,
     m002_text_search,
     m003_file_stat,
     m004_memory_fields,
     m005_originals,
+    m006_file_state,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 # Any constant of ours: the advisory lock that serializes migrations of one schema.

@@ -1,16 +1,45 @@
-"""What ingest keeps of a source's files in the SQLite backend: content hashes by
-source id, and each file's stat (size, times, hash)."""
+"""File state rows of the SQLite backend: what an ingest recorded of each file it stored
+(see :mod:`trove.ingest.changes`), one row per (namespace, source, path)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from trove.backends.base import FileStat
+from trove.backends.base import FileStat, FileState
 from trove.backends.sqlite.connection import Connected
+
+# Schema 10: one table for file state. The stat columns become optional (a file modified
+# too recently has none) and ``file_hash`` takes the hashes kept until then as
+# ``ingest.file:["namespace", "source", "path"]`` keys in ``meta``, which go.
+FILE_STATE_SQL = """
+CREATE TABLE file_state (
+    namespace TEXT NOT NULL,
+    source TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER,
+    mtime_ns INTEGER,
+    ctime_ns INTEGER,
+    content_hash TEXT,
+    file_hash TEXT,
+    PRIMARY KEY (namespace, source, path)
+) STRICT, WITHOUT ROWID;
+INSERT INTO file_state (namespace, source, path, size, mtime_ns, ctime_ns, content_hash)
+    SELECT namespace, source, path, size, mtime_ns, ctime_ns, content_hash FROM file_stat;
+DROP TABLE file_stat;
+ALTER TABLE file_state RENAME TO file_stat;
+INSERT INTO file_stat (namespace, source, path, file_hash)
+    SELECT json_extract(substr(key, 13), '$[0]'), json_extract(substr(key, 13), '$[1]'),
+        json_extract(substr(key, 13), '$[2]'), value
+    FROM meta WHERE substr(key, 1, 12) = 'ingest.file:'
+    ON CONFLICT DO UPDATE SET file_hash = excluded.file_hash;
+DELETE FROM meta WHERE substr(key, 1, 12) = 'ingest.file:';
+"""
 
 
 class FileStorage(Connected):
-    """Mixin of the SQLite backend: file state for ingest."""
+    """Mixin of the SQLite backend: what ingest keeps of a source's files (the
+    ``file_stat`` table) and the content hashes of a source's documents."""
 
     def source_hashes(self, namespace: str, source: str) -> dict[str, tuple[str, str, bool]]:
         """source_id -> (doc id, content hash, deleted) for every document of a source."""
@@ -21,33 +50,55 @@ class FileStorage(Connected):
         )
         return {str(r[0]): (str(r[1]), str(r[2]), bool(r[3])) for r in rows}
 
-    def file_stats(self, namespace: str, source: str) -> dict[str, FileStat]:
+    def file_states(self, namespace: str, source: str) -> dict[str, FileState]:
         """path -> what an ingest recorded of that file, for every file of a source."""
         rows = self.conn.execute(
-            "SELECT path, size, mtime_ns, ctime_ns, content_hash FROM file_stat "
+            "SELECT path, size, mtime_ns, ctime_ns, content_hash, file_hash FROM file_stat "
             "WHERE namespace = ? AND source = ?",
             (namespace, source),
         )
-        return {str(r[0]): FileStat(int(r[1]), int(r[2]), int(r[3]), str(r[4])) for r in rows}
+        return {str(r[0]): _state(r) for r in rows}
 
-    def set_file_stats(
-        self, namespace: str, source: str, stats: Mapping[str, FileStat | None]
+    def set_file_states(
+        self, namespace: str, source: str, states: Mapping[str, FileState | None]
     ) -> None:
-        """Record (or, for None, forget) files' stats, in one transaction."""
+        """Record (or, for None, forget) what was seen of files, in one transaction."""
         with self.transaction():
             self.conn.executemany(
                 "DELETE FROM file_stat WHERE namespace = ? AND source = ? AND path = ?",
-                [(namespace, source, path) for path, st in stats.items() if st is None],
+                [(namespace, source, path) for path, st in states.items() if st is None],
             )
             self.conn.executemany(
                 "INSERT INTO file_stat "
-                "(namespace, source, path, size, mtime_ns, ctime_ns, content_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET size = excluded.size, "
-                "mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, "
-                "content_hash = excluded.content_hash",
+                "(namespace, source, path, size, mtime_ns, ctime_ns, content_hash, file_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "size = excluded.size, mtime_ns = excluded.mtime_ns, "
+                "ctime_ns = excluded.ctime_ns, content_hash = excluded.content_hash, "
+                "file_hash = excluded.file_hash",
                 [
-                    (namespace, source, path, st.size, st.mtime_ns, st.ctime_ns, st.content_hash)
-                    for path, st in stats.items()
+                    (namespace, source, path, *_columns(st))
+                    for path, st in states.items()
                     if st is not None
                 ],
             )
+
+    def file_sources(self) -> list[tuple[str, str]]:
+        """Every (namespace, source) with recorded file state."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT namespace, source FROM file_stat ORDER BY namespace, source"
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+
+def _state(row: Any) -> FileState:
+    stat = None
+    if row[1] is not None:
+        stat = FileStat(int(row[1]), int(row[2]), int(row[3]), str(row[4]))
+    return FileState(stat, None if row[5] is None else str(row[5]))
+
+
+def _columns(state: FileState) -> tuple[Any, ...]:
+    st = state.stat
+    if st is None:
+        return None, None, None, None, state.file_hash
+    return st.size, st.mtime_ns, st.ctime_ns, st.content_hash, state.file_hash

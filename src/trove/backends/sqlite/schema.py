@@ -13,6 +13,7 @@ import apsw
 from trove.backends.sqlite.connection import SerializedConnection
 from trove.backends.sqlite.enrich import ENRICHMENT_SQL
 from trove.backends.sqlite.events import event_log_sql
+from trove.backends.sqlite.files import FILE_STATE_SQL
 from trove.backends.sqlite.originals import ORIGINALS_SQL
 from trove.errors import NotATroveStore, SchemaTooNew
 from trove.search.query import cjk_text
@@ -258,6 +259,12 @@ def m009_originals(conn: apsw.Connection) -> None:
     conn.execute(ORIGINALS_SQL)
 
 
+def m010_file_state(conn: apsw.Connection) -> None:
+    """File state in one table (issue 13): the hashes ingest kept in ``meta`` move into
+    ``file_stat`` (see :mod:`trove.backends.sqlite.files`)."""
+    conn.execute(FILE_STATE_SQL)
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_initial,
     m002_memory,
@@ -268,6 +275,7 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m007_memory_fields,
     m008_agent_loop,
     m009_originals,
+    m010_file_state,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 
