@@ -29,8 +29,8 @@ from quality import CACHE
 from trove.embedders.base import scripts_of
 from trove.search import calibration
 from trove.search.filters import Filters
+from trove.search.fusion import fuse
 from trove.search.query import parse
-from trove.search.ranking import fuse
 from trove.store import SCRIPT_SHARE
 
 # (data set, embedder, split to fit on, split to report on)

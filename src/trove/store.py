@@ -34,8 +34,8 @@ from trove.models import MODES, Chunk, ChunkHit, Document, Edge, Hit, Page, Stat
 from trove.search import budget, calibration, memory_rank, snippet, snippet_text
 from trove.search.bounds import bounded
 from trove.search.filters import Filters
+from trove.search.fusion import FUSIONS, fuse
 from trove.search.query import ParsedQuery, parse
-from trove.search.ranking import FUSIONS, fuse
 from trove.search.variants import SearchResults
 from trove.timeutil import TimeLike, now, to_epoch
 from trove.write import WriteResult

@@ -23,7 +23,7 @@ from trove.backends.postgres.lifecycle import list_clauses, memory_clauses
 from trove.backends.postgres.text import esc, esc_opt, filterable, unesc
 from trove.errors import InvalidQuery, QueryTimeout
 from trove.models import Chunk, ChunkHit, Document, Edge
-from trove.search import snippet
+from trove.search import bm25, snippet
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
 from trove.search.query import ParsedQuery, has_cjk
@@ -33,7 +33,7 @@ from trove.timeutil import to_iso
 # Corpus size and mean lengths (for BM25) are recounted at most this often when other
 # processes write; this process's own writes invalidate them at once.
 _STATS_TTL_S = 30.0
-_K1, _B = 1.2, 0.75
+_K1, _B = bm25.K1, bm25.B
 _STEM_CACHE = 100_000
 # The time budget of a ranking statement (the transaction's own setting, gone after it).
 _BUDGET = f"SELECT set_config('statement_timeout', '{int(SEARCH_BUDGET_S * 1000)}', true)"

@@ -34,14 +34,11 @@ import apsw
 import numpy as np
 
 from trove.backends.sqlite.schema import word_tokenizer
+from trove.search.bm25 import IDF_FLOOR, K1, B
 
 if TYPE_CHECKING:
     from trove.backends.sqlite.backend import SQLiteBackend
 
-# FTS5's bm25() constants (fts5_aux.c).
-K1 = 1.2
-B = 0.75
-_IDF_FLOOR = 1e-6
 # Stores below this many chunks are answered by FTS5 alone (a few ms a query) unless the
 # index is asked for (Store.warm): building it is not worth a short-lived process's time.
 AUTO_MIN_CHUNKS = 20_000
@@ -238,7 +235,7 @@ class WordIndex:
                 continue
             tf = np.concatenate([p[1] for p in parts])[alive].astype(np.float64)
             idf = math.log((self._live - len(rows) + 0.5) / (len(rows) + 0.5))
-            idf = idf if idf > 0 else _IDF_FLOOR
+            idf = idf if idf > 0 else IDF_FLOOR
             norm = K1 * (1 - B + B * self._length[rows] / average)
             scores[rows] += idf * (tf * (K1 + 1)) / (tf + norm)
         return scores
