@@ -157,16 +157,15 @@ def _enriched(
 ) -> list[Hit]:
     from trove.store import _hit
 
-    match = parse(query).word_match()
-    if not match:
+    terms = parse(query).words
+    if not terms:
         return []
     filters = {
         k: v for k, v in options.items() if k not in ("mode", "limit", "raw", "explain", "expand")
     }
-    found = rows.search(match, max(limit * 2, 20))
+    found = rows.search(terms, max(limit * 2, 20))
     allowed = store.backend.visible([d for d, _, _ in found], Filters.build(**filters), now())
     docs = store.backend.get_documents([d for d, _, _ in found if d in allowed])
-    terms = parse(query).words
     hits = []
     for doc_id, score, summary in found:
         if doc_id in docs:

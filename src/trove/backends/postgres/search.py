@@ -26,7 +26,7 @@ from trove.models import Chunk, ChunkHit, Document, Edge
 from trove.search import bm25, snippet
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
-from trove.search.query import ParsedQuery, has_cjk
+from trove.search.query import ParsedQuery, RawNode, has_cjk
 from trove.search.ranking import collapse, merge_evidence, substring_scores
 from trove.timeutil import to_iso
 
@@ -213,9 +213,9 @@ class PostgresSearch:
         ).format(column=sql.Identifier(column))
 
     def _raw_search(
-        self, raw: str, cjk: bool, where: str, params: list[Any], limit: int
+        self, raw: RawNode, cjk: bool, where: str, params: list[Any], limit: int
     ) -> list[ChunkHit]:
-        """FTS5 syntax translated to a tsquery, ranked by ts_rank_cd (prefixes and NOT
+        """A raw query translated to a tsquery, ranked by ts_rank_cd (prefixes and NOT
         leave no term frequencies for BM25 to use)."""
         parsed = text_index.RawQuery(raw)
         stems = {} if cjk else self.stems(text_index.raw_words(parsed))

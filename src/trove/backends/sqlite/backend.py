@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -18,7 +17,7 @@ from trove.backends.base import ChunkRow, DocumentWrite, FileStat
 from trove.backends.sqlite.bulk import put_many
 from trove.backends.sqlite.clusters import ClusterStorage
 from trove.backends.sqlite.connection import SerializedConnection
-from trove.backends.sqlite.keyword import Ranker, WordSearcher
+from trove.backends.sqlite.keyword import Ranker, cjk_match, quote, word_match
 from trove.backends.sqlite.lifecycle import LifecycleStorage, memory_clauses
 from trove.backends.sqlite.memory import MemoryStorage
 from trove.backends.sqlite.originals import OriginalStorage
@@ -29,6 +28,7 @@ from trove.backends.sqlite.schema import (
     word_tokenizer,
 )
 from trove.backends.sqlite.vectors import VectorStorage, load_extension
+from trove.backends.sqlite.word_searcher import WordSearcher
 from trove.errors import (
     CorruptStore,
     InvalidQuery,
@@ -41,7 +41,7 @@ from trove.models import DOCUMENT_FIELDS, Chunk, ChunkHit, Document
 from trove.search import snippet
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
-from trove.search.query import ParsedQuery, cjk_text, has_cjk, quote
+from trove.search.query import ParsedQuery, cjk_text, has_cjk
 from trove.search.ranking import (
     WIDEN,
     collapse,
@@ -399,7 +399,7 @@ class SQLiteBackend(
         """Documents by best-chunk BM25, over the word index, the CJK bigram index or both."""
         where, params = _filter_sql(filters, now)
         scores: dict[str, ChunkHit] = {}
-        searches = [("chunk_fts", query.word_match()), ("chunk_cjk", query.cjk_match())]
+        searches = [("chunk_fts", word_match(query)), ("chunk_cjk", cjk_match(query))]
         for table, match in searches:
             if match:
                 ranker = self._word_ranker(query) if table == "chunk_fts" else None
@@ -521,7 +521,7 @@ class SQLiteBackend(
 
     def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]:
         """A snippet per chunk with the query's words (stemmed) and CJK runs marked."""
-        raw_terms = _match_terms(query.raw) if query.raw is not None else []
+        raw_terms = query.raw_terms()
         words = list(query.words) + [t for t in raw_terms if not has_cjk(t)]
         stems = {t for w in words for _, _, t in self._tokenize(w.encode(), query=True)}
         needles = list(query.substrings) + [t for t in raw_terms if has_cjk(t)]
@@ -761,14 +761,6 @@ def _filter_sql(filters: Filters, now: float) -> tuple[str, tuple[Any, ...]]:
             params.extend((path, int(value) if isinstance(value, bool) else value))
     extra, more = memory_clauses(filters)
     return " AND ".join(clauses + extra), tuple(params + more)
-
-
-def _match_terms(match: str) -> list[str]:
-    """The quoted terms of an FTS5 expression (raw syntax keeps its bare words too)."""
-    quoted = re.findall(r'"((?:[^"]|"")*)"', match)
-    bare = re.sub(r'"(?:[^"]|"")*"', " ", match)
-    words = [w for w in re.findall(r"[^\W_]+", bare) if w not in ("AND", "OR", "NOT", "NEAR")]
-    return [q.replace('""', '"') for q in quoted] + words
 
 
 def _row(doc: Document) -> dict[str, Any]:
