@@ -42,7 +42,6 @@ KNOWN_OVERSIZE = {
     "trove/interfaces/mcp.py: KnowledgeTools.knowledge_search",
     "trove/interfaces/mcp.py: KnowledgeTools.knowledge_write",
     "trove/interfaces/mcp.py: module",
-    "trove/store.py: Store.search",
     "trove/store.py: module",
 }
 

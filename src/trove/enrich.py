@@ -20,6 +20,7 @@ from trove.llm import LLMError, strings
 from trove.models import Chunk, Hit
 from trove.search import snippet
 from trove.search.filters import Filters
+from trove.search.hybrid import document_hit
 from trove.search.query import parse
 from trove.search.variants import Variant, fuse
 from trove.timeutil import now
@@ -155,8 +156,6 @@ def _provenance(hit: Hit, explain: bool) -> Hit:
 def _enriched(
     store: Store, rows: Enrichments, query: str, limit: int, options: dict[str, Any]
 ) -> list[Hit]:
-    from trove.store import _hit
-
     terms = parse(query).words
     if not terms:
         return []
@@ -171,7 +170,7 @@ def _enriched(
         if doc_id in docs:
             spans = snippet_spans(summary, terms)
             # BM25 is unbounded; squashed into (0, 1) like the other scores hits carry.
-            hit = _hit(
+            hit = document_hit(
                 docs[doc_id], score / (score + 5.0), snippet.make(summary, spans), None, None
             )
             hits.append(replace(hit, chunk=Chunk(index=0, start=0, end=0)))
