@@ -29,9 +29,9 @@ from quality import CACHE
 from trove.embedders.base import scripts_of
 from trove.search import calibration
 from trove.search.filters import Filters
+from trove.search.fusion import fuse
+from trove.search.hybrid import SCRIPT_SHARE
 from trove.search.query import parse
-from trove.search.ranking import fuse
-from trove.store import SCRIPT_SHARE
 
 # (data set, embedder, split to fit on, split to report on)
 SETS = [
@@ -168,9 +168,9 @@ def upgrade(name: str, split: str, rows: dict[str, list[Row]]) -> dict[str, list
 def _legs(kb: trove.Store, text: str) -> tuple[dict[str, list[Any]], dict[str, float], Any]:
     parsed, where, stamp = parse(text), Filters.build(), time.time()
     scripts = scripts_of(text, min_share=SCRIPT_SHARE)
-    weights = kb._weights(scripts, "hybrid")
+    weights = kb._hybrid.weights(scripts, "hybrid")
     keyword = [] if parsed.empty else kb.backend.keyword_search(parsed, where, 200, stamp)
-    semantic = kb._semantic(text, where, 200, stamp)
+    semantic = kb._hybrid.semantic(text, where, 200, stamp)
     info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts)
     return {"keyword": keyword, "semantic": semantic}, weights, info
 

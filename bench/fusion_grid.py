@@ -33,7 +33,7 @@ def collect(
         for qid, text in _data.queries(dataset, split).items():
             where, stamp = Filters.build(), time.time()
             keyword = kb.backend.keyword_search(parse(text), where, depth, stamp)
-            semantic = kb._semantic(text, where, depth, stamp)
+            semantic = kb._hybrid.semantic(text, where, depth, stamp)
             runs[qid] = {
                 "keyword": [(h.doc_id, h.score) for h in keyword],
                 "semantic": [(h.doc_id, h.score) for h in semantic],

@@ -11,6 +11,7 @@ import apsw
 import pytest
 
 import trove
+from trove.backends.sqlite import keyword
 from trove.backends.sqlite.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS
 from trove.search.query import cjk_grams, parse
 
@@ -49,7 +50,7 @@ def test_query_parts() -> None:
     query = parse("redis 知识库 库 Redis")
     assert query.words == ("redis",)
     assert query.cjk == ("知识库", "库")
-    assert query.cjk_match() == '"知识" OR "识库"'
+    assert keyword.cjk_match(query) == '"知识" OR "识库"'
     assert query.substrings == ("库",)
 
 

@@ -38,8 +38,6 @@ KNOWN_OVERSIZE = {
     "trove/interfaces/mcp.py: KnowledgeTools.knowledge_search",
     "trove/interfaces/mcp.py: KnowledgeTools.knowledge_write",
     "trove/interfaces/mcp.py: module",
-    "trove/search/filters.py: Filters.build",
-    "trove/store.py: Store.search",
     "trove/store.py: module",
 }
 

@@ -361,7 +361,7 @@ def test_any_lexeme_survives_quoting(pg_url: str, lexemes: list[str]) -> None:
         ('"hit rate"', "'hit' <-> 'rate'"),
         ("runn*", "'runn':*"),
         ("NEAR(redis cache, 3)", "'redi' & 'cach'"),
-        ("title:redis", "'redi'"),
+        ("head:redis", "'redi'"),
     ],
 )
 def test_raw_queries_translate_to_tsquery(pg_url: str, raw: str, expected: str) -> None:

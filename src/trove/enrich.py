@@ -20,6 +20,7 @@ from trove.llm import LLMError, strings
 from trove.models import Chunk, Hit
 from trove.search import snippet
 from trove.search.filters import Filters
+from trove.search.hybrid import document_hit
 from trove.search.query import parse
 from trove.search.variants import Variant, fuse
 from trove.timeutil import now
@@ -155,24 +156,21 @@ def _provenance(hit: Hit, explain: bool) -> Hit:
 def _enriched(
     store: Store, rows: Enrichments, query: str, limit: int, options: dict[str, Any]
 ) -> list[Hit]:
-    from trove.store import _hit
-
-    match = parse(query).word_match()
-    if not match:
+    terms = parse(query).words
+    if not terms:
         return []
     filters = {
         k: v for k, v in options.items() if k not in ("mode", "limit", "raw", "explain", "expand")
     }
-    found = rows.search(match, max(limit * 2, 20))
+    found = rows.search(terms, max(limit * 2, 20))
     allowed = store.backend.visible([d for d, _, _ in found], Filters.build(**filters), now())
     docs = store.backend.get_documents([d for d, _, _ in found if d in allowed])
-    terms = parse(query).words
     hits = []
     for doc_id, score, summary in found:
         if doc_id in docs:
             spans = snippet_spans(summary, terms)
             # BM25 is unbounded; squashed into (0, 1) like the other scores hits carry.
-            hit = _hit(
+            hit = document_hit(
                 docs[doc_id], score / (score + 5.0), snippet.make(summary, spans), None, None
             )
             hits.append(replace(hit, chunk=Chunk(index=0, start=0, end=0)))

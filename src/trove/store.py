@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import base64
 import builtins
+import functools
 import inspect
 import json
 import os
-import reprlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from trove import originals, validate
 from trove.agent import purgeable
 from trove.backends.base import Backend, FileState, LocalIndexes
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
-from trove.embedders.base import Embedder, scripts_of
+from trove.embedders.base import Embedder
 from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
 from trove.enrich import wanted, with_enrichment
 from trove.errors import InvalidInput, InvalidQuery, NotFound
@@ -29,13 +28,12 @@ from trove.llm import ChatModel
 from trove.memory import atomic, canonical, lifecycle, own_vectors, upsert
 from trove.memory.access import AccessRecorder
 from trove.memory.clusters import Clusters
-from trove.models import MODES, Chunk, ChunkHit, Document, Edge, Hit, Page, Stats
+from trove.models import Document, Edge, Page, Stats
 from trove.rwlock import ReadWriteLock
-from trove.search import budget, calibration, memory_rank, snippet, snippet_text
-from trove.search.bounds import bounded
+from trove.search import budget, memory_rank
 from trove.search.filters import Filters
-from trove.search.query import ParsedQuery, parse
-from trove.search.ranking import FUSIONS, fuse
+from trove.search.fusion import FUSIONS
+from trove.search.hybrid import HybridSearch
 from trove.search.variants import SearchResults
 from trove.timeutil import TimeLike, now, to_epoch
 from trove.workspace import Workspace
@@ -44,17 +42,6 @@ from trove.write import Chunker, Writer, WriteResult
 if TYPE_CHECKING:
     from trove.ingest.report import IngestReport
 
-# Hybrid: each retriever contributes its top documents to the fusion.
-_FUSION_DEPTH = 200
-# The keyword leg's convex weight (the semantic leg's is 1 minus it), chosen on the train
-# splits (bench/fusion_grid.py): SciFact train 0.7365 at 0.5; CJK queries lean on their
-# bigram BM25 (CMRC trial: keyword alone 0.9769, 0.9724 at 0.5, 0.9791 at 0.7).
-KEYWORD_WEIGHT = 0.5
-CJK_KEYWORD_WEIGHT = 0.7
-# A query is in the scripts that hold at least this share of its letters: a Greek letter
-# in an English claim ("TNF-α", "αvβ8": 22 of the 1,109 SciFact claims) must not make
-# the store think the embedder cannot read it, while "iPhone 价格" (a quarter CJK) is CJK.
-SCRIPT_SHARE = 0.2
 
 
 class Store:
@@ -591,46 +578,10 @@ class Store:
         budgeted = budget.Options.check(min_score, with_text, context, max_tokens)
         if filters.pop("collapse_duplicates", True) and self._has_duplicates():
             filters["collapse"] = True
-        if rerank is not None:
-            rank = memory_rank.parse(rerank)
-            wide = self.search(
-                query,
-                mode=mode,
-                limit=memory_rank.depth(limit) if isinstance(limit, int) else limit,
-                raw=raw,
-                explain=explain,
-                expand=0,
-                variants=variants,
-                vector=vector,
-                record_access=False,
-                **filters,
-            )
-            found = SearchResults(memory_rank.apply(wide, rank, now(), limit, explain))
-        elif vector is not None:
-            where = Filters.build(**filters)
-            found = SearchResults(own_vectors.search(self, vector, where, limit, explain))
-        elif variants or expand == "llm":
-            from trove.agent import search_variants
-
-            options = dict(filters, mode=mode, raw=raw)
-            found = search_variants(
-                self,
-                with_enrichment(self, self._search),
-                query,
-                variants,
-                llm=expand == "llm",
-                limit=limit,
-                explain=explain,
-                **options,
-            )
-        else:
-            found = SearchResults(
-                with_enrichment(self, self._search)(
-                    query, mode=mode, limit=limit, raw=raw, explain=explain, **filters
-                )
-            )
+        options = dict(mode=mode, raw=raw, explain=explain, variants=variants, vector=vector)
+        found = self._ranked(query, limit, expand, rerank, options, filters)
         if isinstance(expand, int) and expand > 0 and found:
-            found.extend(self._linked(found, Filters.build(**filters), expand, now()))
+            found.extend(self._hybrid.linked(found, Filters.build(**filters), expand, now()))
         found[:] = budget.finish(
             self.backend, [h for h in found if budgeted.passes(h.score, h)], budgeted
         )
@@ -640,6 +591,57 @@ class Store:
         if record_access:
             self.access.note(h.doc_id for h in found)
         return found
+
+    def _ranked(
+        self,
+        query: str,
+        limit: int,
+        expand: int | str,
+        rerank: str | Mapping[str, Any] | None,
+        options: dict[str, Any],
+        filters: dict[str, Any],
+    ) -> SearchResults:
+        """The hits of :meth:`search` before links, budget and access: reranked, by the
+        caller's vector, fused over variants, or one ranking (with enrichment)."""
+        mode, raw, explain = options["mode"], options["raw"], options["explain"]
+        variants, vector = options["variants"], options["vector"]
+        if rerank is not None:
+            rank = memory_rank.parse(rerank)
+            wide = self.search(
+                query,
+                limit=memory_rank.depth(limit) if isinstance(limit, int) else limit,
+                expand=0,
+                record_access=False,
+                **options,
+                **filters,
+            )
+            return SearchResults(memory_rank.apply(wide, rank, now(), limit, explain))
+        if vector is not None:
+            where = Filters.build(**filters)
+            return SearchResults(own_vectors.search(self, vector, where, limit, explain))
+        if variants or expand == "llm":
+            from trove.agent import search_variants
+
+            return search_variants(
+                self,
+                with_enrichment(self, self._hybrid.search),
+                query,
+                variants,
+                llm=expand == "llm",
+                limit=limit,
+                explain=explain,
+                **dict(filters, mode=mode, raw=raw),
+            )
+        return SearchResults(
+            with_enrichment(self, self._hybrid.search)(
+                query, mode=mode, limit=limit, raw=raw, explain=explain, **filters
+            )
+        )
+
+    @functools.cached_property
+    def _hybrid(self) -> HybridSearch:
+        """Keyword, semantic and hybrid ranking over this store's parts."""
+        return HybridSearch(self, self._pool, lambda: atomic.active(self))
 
     @property
     def clusters(self) -> Clusters:
@@ -659,147 +661,6 @@ class Store:
     def uncanonicalize(self, namespace: str = "default") -> int:
         """Undo :meth:`canonicalize` in a namespace; returns how many it unmarked."""
         return canonical.uncanonicalize(self, namespace=namespace)
-
-    def _search(
-        self,
-        query: str,
-        *,
-        mode: str | None = None,
-        limit: int = 10,
-        raw: bool = False,
-        explain: bool = False,
-        **filters: Any,
-    ) -> builtins.list[Hit]:
-        """One query, one ranking: :meth:`search` without variants, vectors or links."""
-        mode = mode or ("hybrid" if self.has_embedder else "keyword")
-        if mode not in MODES:
-            known = ", ".join(MODES)
-            raise InvalidQuery(f"unknown mode {reprlib.repr(mode)}; use one of: {known}")
-        if mode != "keyword" and not self.has_embedder:
-            why = (
-                "this store is keyword-only (made without an embedder; switch with "
-                "`trove reembed --embedder NAME`)"
-                if self.vectors.keyword_only
-                else "this store was opened with embedder=None"
-            )
-            raise InvalidQuery(f"{mode} search needs an embedder; {why}")
-        validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
-        where = Filters.build(**filters)
-        validate.string(query, "query", InvalidQuery)
-        parsed, dropped = bounded(parse(query, raw=raw), self.backend.term_counts)
-        if not query.strip() or limit == 0 or (parsed.empty and mode == "keyword"):
-            return []
-        stamp = now()
-        scripts = scripts_of(query, min_share=SCRIPT_SHARE)
-        weights = self._weights(scripts, mode)
-        used = {name for name, weight in weights.items() if weight > 0}
-        if used == {"keyword"}:  # also hybrid for a script the embedder does not know
-            lists = {"keyword": self.backend.keyword_search(parsed, where, limit, stamp)}
-        elif used == {"semantic"}:
-            lists = {"semantic": self._semantic(query, where, limit, stamp)}
-        else:
-            lists = self._both(query, parsed, where, stamp)
-        method = self.fusion if len(lists) > 1 else "single"
-        fused = fuse(lists, weights, method=method, limit=limit)
-        model_id = self.vectors.resolve().model_id if "semantic" in lists else None
-        docs = self.backend.get_documents([f.doc_id for f in fused])
-        info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts)
-        texts = calibration.document_texts(self.backend.get_document, docs)
-        key, rows, scores = calibration.calibrate(fused, lists, info, model_id, texts)
-        kept = zip(fused, scores, rows, strict=True)
-        snippets = self.backend.snippets(parsed, [f.chunk_id for f in fused])
-        hits = [
-            _hit(
-                docs[f.doc_id],
-                score,
-                snippet_text.clean(snippets.get(f.chunk_id, "")),
-                f.chunk,
-                f.explain(method, weights, dropped, key, row) if explain else None,
-            )
-            for f, score, row in kept
-        ]
-        return hits
-
-    def _linked(
-        self, hits: builtins.list[Hit], where: Filters, depth: int, stamp: float
-    ) -> builtins.list[Hit]:
-        """Documents reachable from the hits over edges, breadth first, each once."""
-        seen = {h.doc_id for h in hits}
-        frontier = {h.doc_id: h.score for h in hits}
-        found: builtins.list[Hit] = []
-        for _ in range(depth):
-            if not frontier:
-                break
-            reached: dict[str, tuple[float, dict[str, Any]]] = {}
-            for edge in self.backend.edges_of(builtins.list(frontier), None):
-                for here, there in ((edge.src, edge.dst), (edge.dst, edge.src)):
-                    if here in frontier and there not in seen and there not in reached:
-                        via = {"doc_id": here, "type": edge.type, "weight": edge.weight}
-                        score = min(1.0, frontier[here] * edge.weight)
-                        reached[there] = (score, via)
-            allowed = self.backend.visible(builtins.list(reached), where, stamp)
-            frontier = {}
-            for doc_id, (score, via) in reached.items():
-                doc = self.backend.get_document(doc_id) if doc_id in allowed else None
-                if doc is None:
-                    continue
-                seen.add(doc_id)
-                frontier[doc_id] = score
-                chunk = Chunk(index=0, start=0, end=len(doc.text))
-                found.append(
-                    replace(
-                        _hit(doc, score, snippet.make(doc.text[:400], []), chunk, None),
-                        linked_from=via,
-                    )
-                )
-        return found
-
-    def _both(
-        self, query: str, parsed: ParsedQuery, where: Filters, stamp: float
-    ) -> dict[str, builtins.list[ChunkHit]]:
-        # The query is embedded on another thread while the keyword leg ranks (the model
-        # and SQLite release the GIL); not inside kb.transaction(), whose thread holds the
-        # connection the other thread would wait for.
-        if atomic.active(self):
-            keyword = (
-                []
-                if parsed.empty
-                else self.backend.keyword_search(parsed, where, _FUSION_DEPTH, stamp)
-            )
-            return {
-                "keyword": keyword,
-                "semantic": self._semantic(query, where, _FUSION_DEPTH, stamp),
-            }
-        semantic = self._pool.submit(self._semantic, query, where, _FUSION_DEPTH, stamp)
-        keyword = (
-            []
-            if parsed.empty
-            else self.backend.keyword_search(parsed, where, _FUSION_DEPTH, stamp)
-        )
-        return {"keyword": keyword, "semantic": semantic.result()}
-
-    def _semantic(
-        self, query: str, where: Filters, limit: int, stamp: float
-    ) -> builtins.list[ChunkHit]:
-        found = self.vectors.query(query)
-        if found is None:
-            return []
-        lock, vector = found
-        return self.backend.vector_search(lock, vector, where, limit, stamp)
-
-    def _weights(self, scripts: frozenset[str], mode: str) -> dict[str, float]:
-        """Fusion weights; the embedder gets none for a query in a script it does not know."""
-        if mode != "hybrid":
-            return {mode: 1.0}
-        known = self.vectors.resolve().languages
-        if known is not None and not scripts <= known:
-            return {"keyword": 1.0, "semantic": 0.0}
-        if self.fusion == "rrf":
-            return {"keyword": 1.0, "semantic": 1.0}
-        weight = self.keyword_weight
-        if weight is None:
-            weight = CJK_KEYWORD_WEIGHT if "cjk" in scripts else KEYWORD_WEIGHT
-        return {"keyword": weight, "semantic": round(1.0 - weight, 9)}  # 0.3, not 0.30...04
 
     def stats(self, namespace: str | None = None, *, session: str | None = None) -> Stats:
         """Counts and sizes (of one namespace, if given); never loads an embedding model.
@@ -891,38 +752,6 @@ def decode_cursor(cursor: str) -> tuple[float, str]:
 def _expired(doc: Document) -> bool:
     expires = to_epoch(doc.expires_at)
     return expires is not None and expires <= now()
-
-
-def _hit(
-    doc: Document, score: float, snippet: str, chunk: Any, explain: dict[str, Any] | None
-) -> Hit:
-    return Hit(
-        doc_id=doc.id,
-        score=score,
-        title=doc.title,
-        source=doc.source,
-        source_id=doc.source_id,
-        snippet=snippet,
-        chunk=chunk,
-        namespace=doc.namespace,
-        doc_type=doc.doc_type,
-        author=doc.author,
-        participants=doc.participants,
-        timestamp=doc.timestamp,
-        url=doc.url,
-        thread_id=doc.thread_id,
-        channel=doc.channel,
-        tags=doc.tags,
-        metadata=doc.metadata,
-        scope=doc.scope,
-        importance=doc.importance,
-        explain=explain,
-        confidence=doc.confidence,
-        entities=doc.entities,
-        access_count=doc.access_count,
-        last_accessed=doc.last_accessed,
-        created_at=doc.created_at,
-    )
 
 
 # add()'s defaults: with on_conflict="merge", an argument left at its default is not given.

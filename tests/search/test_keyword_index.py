@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import trove
-from trove.backends.sqlite import keyword
+from trove.backends.sqlite import keyword, word_searcher
 from trove.search.query import parse
 
 WORDS = [
@@ -22,7 +22,7 @@ WORDS = [
 
 def fts_ranking(kb: trove.Store, query: str, window: int = 1000) -> list[tuple[int, float]]:
     parsed = parse(query)
-    match = parsed.word_match()
+    match = keyword.word_match(parsed)
     assert match is not None
     return kb.backend._fts_ranked("chunk_fts", match, window)  # type: ignore[attr-defined]
 
@@ -164,7 +164,7 @@ def test_small_store_stays_on_fts5_until_warmed(kb: trove.Store) -> None:
 def test_large_store_builds_in_the_background(
     kb: trove.Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(keyword, "AUTO_MIN_CHUNKS", 5)
+    monkeypatch.setattr(word_searcher, "AUTO_MIN_CHUNKS", 5)
     add_texts(kb, [f"graph {i} of many" for i in range(10)])
     searcher = kb.backend._words  # type: ignore[attr-defined]
     before = kb.search("graph", mode="keyword", limit=20)  # FTS5
@@ -177,7 +177,7 @@ def test_large_store_builds_in_the_background(
 
 
 def test_close_stops_a_build(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(keyword, "AUTO_MIN_CHUNKS", 5)
+    monkeypatch.setattr(word_searcher, "AUTO_MIN_CHUNKS", 5)
     monkeypatch.setattr(keyword, "SEGMENT_ROWS", 16)
     kb = trove.open(db_path, embedder=None)
     add_texts(kb, [f"graph {i}" for i in range(2000)])

@@ -226,7 +226,7 @@ def add(
 @click.option("--until", help="On or before this time (ISO-8601).")
 @click.option("--namespace", default="default")
 @click.option("--meta", multiple=True, help="KEY=VALUE metadata equality (repeatable).")
-@click.option("--raw", is_flag=True, help="QUERY is FTS5 syntax, not plain text.")
+@click.option("--raw", is_flag=True, help="QUERY is raw syntax (AND/OR/NOT, NEAR, ...).")
 @click.option("--variant", "variants", multiple=True, help="Another phrasing (repeatable).")
 @click.option(
     "--expand",

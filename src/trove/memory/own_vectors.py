@@ -20,6 +20,7 @@ from trove.embedders.vectorizer import Vectorizer, Vectors
 from trove.errors import InvalidInput, InvalidQuery
 from trove.models import Hit
 from trove.search.filters import Filters
+from trove.search.hybrid import document_hit
 from trove.search.query import parse as parse_query
 from trove.timeutil import now
 
@@ -132,8 +133,6 @@ def query(store: Store, value: Any) -> tuple[EmbedderLock, np.ndarray] | None:
 
 def search(store: Store, value: Any, where: Filters, limit: int, explain: bool) -> list[Hit]:
     """Documents nearest to a caller's query vector, best first, one hit per document."""
-    from trove.store import _hit
-
     if not isinstance(limit, int) or limit < 0:
         raise InvalidQuery("limit must be a non-negative integer")
     found = query(store, value)
@@ -144,7 +143,7 @@ def search(store: Store, value: Any, where: Filters, limit: int, explain: bool) 
     docs = store.backend.get_documents([h.doc_id for h in ranked])
     texts = store.backend.snippets(parse_query(""), [h.chunk_id for h in ranked])
     return [
-        _hit(
+        document_hit(
             docs[h.doc_id],
             h.score,
             texts.get(h.chunk_id, ""),

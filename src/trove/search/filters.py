@@ -78,26 +78,10 @@ class Filters:
         if unknown:
             names = ", ".join(sorted(unknown))
             raise InvalidQuery(f"unknown filter {names}; known filters: {', '.join(FILTER_NAMES)}")
-        if not isinstance(namespace, str) or not namespace:
-            raise InvalidQuery("namespace must be a non-empty string")
-        validate.unicode(namespace, "namespace", InvalidQuery)
-        if session is not None:
-            validate.string(session, "session", InvalidQuery)
-        scopes = _strings(scope, "scope")
-        unknown_scopes = [s for s in scopes if s not in SCOPES]
-        if unknown_scopes:
-            raise InvalidQuery(
-                f"unknown scope {unknown_scopes[0]!r}; use one of: {', '.join(SCOPES)}"
-            )
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise InvalidQuery("metadata filter must be a mapping of key to value")
-        for key, value in (metadata or {}).items():
-            _metadata_filter(key, value)
-        try:
-            start = to_epoch(since, field="since")
-            end = to_epoch(until, field="until")
-        except TroveError as exc:
-            raise InvalidQuery(str(exc)) from None
+        _check_reader(namespace, session)
+        scopes = _scopes(scope)
+        _check_metadata(metadata)
+        start, end = _bounds(since, until)
         return cls(
             namespace=namespace,
             scope=scopes,
@@ -116,6 +100,36 @@ class Filters:
             collapse=bool(collapse),
             cluster=_cluster(cluster),
         )
+
+
+def _check_reader(namespace: Any, session: Any) -> None:
+    if not isinstance(namespace, str) or not namespace:
+        raise InvalidQuery("namespace must be a non-empty string")
+    validate.unicode(namespace, "namespace", InvalidQuery)
+    if session is not None:
+        validate.string(session, "session", InvalidQuery)
+
+
+def _scopes(scope: Any) -> tuple[str, ...]:
+    scopes = _strings(scope, "scope")
+    unknown_scopes = [s for s in scopes if s not in SCOPES]
+    if unknown_scopes:
+        raise InvalidQuery(f"unknown scope {unknown_scopes[0]!r}; use one of: {', '.join(SCOPES)}")
+    return scopes
+
+
+def _check_metadata(metadata: Any) -> None:
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise InvalidQuery("metadata filter must be a mapping of key to value")
+    for key, value in (metadata or {}).items():
+        _metadata_filter(key, value)
+
+
+def _bounds(since: Any, until: Any) -> tuple[float | None, float | None]:
+    try:
+        return to_epoch(since, field="since"), to_epoch(until, field="until")
+    except TroveError as exc:
+        raise InvalidQuery(str(exc)) from None
 
 
 def _cluster(value: Any) -> str | None:

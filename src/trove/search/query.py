@@ -1,4 +1,8 @@
-"""Turn what a person typed into FTS5 expressions that cannot be misread as syntax.
+"""What a person typed, cut into the terms each index answers, and the raw query syntax.
+
+Nothing here is any backend's syntax: the SQLite backend renders these parts as FTS5
+expressions (backends/sqlite/keyword.py), the PostgreSQL backend as ``tsquery``
+(backends/postgres/text.py).
 
 A natural-language query becomes an OR of its words (an implicit AND finds almost
 nothing on real questions). Scripts written without spaces (Chinese, Japanese, Korean)
@@ -6,12 +10,41 @@ have no words to cut, so their text is indexed and searched as overlapping chara
 bigrams ("知识库" -> "知识" "识库"), an OR of them ranked by BM25: on CMRC 2018 dev that
 ranks better than trigrams (nDCG@10 0.98 against 0.94, bench/keyword_quality.py). A
 one-character CJK word has no bigram and is searched as a substring instead.
+
+``raw=True`` reads the query in a small syntax of its own, parsed here once into a tree
+(:data:`RawNode`); a query outside it is an ``InvalidQuery`` ("cannot parse the query").
+
+==========================  =============================================================
+``redis cache``             both words (words side by side: implicit AND)
+``redis AND cache``         both
+``redis OR kafka``          either
+``redis NOT cache``         the first without the second
+``( ... )``                 grouping
+``"hit rate"``              the words in this order, next to each other (``""`` is a ``"``)
+``runn*``, ``"hit ra"*``    a word starting so (of a phrase: its last word)
+``NEAR(redis cache, 5)``    all of the words or phrases within 5 words of one another,
+                            in any order (the distance is 10 if left out)
+``head:redis``              in a field: ``head`` (the title and heading path a chunk is
+                            indexed with) or ``text`` (the chunk's text); applies to a
+                            word, phrase, prefix, ``NEAR(...)`` or ``( ... )``
+==========================  =============================================================
+
+Operators are upper case (``and`` is a word). Binding, tightest first: words side by side,
+``NOT``, ``AND``, ``OR`` — so ``a NOT b c`` is ``a NOT (b c)`` and ``a OR b AND c`` is
+``a OR (b AND c)`` (FTS5's precedence, so a query means what it meant when raw mode was
+FTS5 syntax). A bare word is a run of letters, digits, ``_`` and any non-ASCII
+character; anything else (``-``, ``.``, ``'``) must be inside a phrase. A query that holds
+CJK text is answered by the CJK index, where each CJK word or phrase matches where the
+text holds it unbroken. Backends differ where they must: PostgreSQL reads ``NEAR`` as
+``AND`` and ignores fields (see backends/postgres/text.py).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NoReturn
 
 from trove.errors import InvalidQuery
 
@@ -36,8 +69,6 @@ _CJK_SEGMENT = re.compile(rf"[^\W_]*[{_CJK}][^\W_]*")
 _BLOCK = re.compile(rf"(?:[^\W_]|[{_CJK}])+")
 _NON_CJK = re.compile(rf"[^{_CJK}]+")
 _WORD = re.compile(r"[^\W_]+")
-# In raw FTS5 syntax: a "string" (quotes doubled inside) or a bare word.
-_RAW_TERM = re.compile(r'"(?:[^"]|"")*"|[^\s"()*+:^,{}-]+')
 
 # Lucene's English stop set: frequent words that only add noise to an OR query.
 STOPWORDS = frozenset(
@@ -84,11 +115,13 @@ class ParsedQuery:
     """The parts of one query, each ready for the index that can answer it.
 
     ``words`` are the words outside CJK text; ``cjk`` the CJK segments, lower-cased.
+    ``raw`` is a raw query's tree (then the others are empty); ``raw_cjk`` says it holds
+    CJK text, which the CJK index answers.
     """
 
     words: tuple[str, ...] = ()
     cjk: tuple[str, ...] = ()
-    raw: str | None = None
+    raw: RawNode | None = None
     raw_cjk: bool = False
 
     @property
@@ -99,21 +132,7 @@ class ParsedQuery:
 
     @property
     def empty(self) -> bool:
-        return not (self.words or self.cjk or self.raw)
-
-    def word_match(self) -> str | None:
-        """FTS5 expression for the word index, or None when there are no words."""
-        if self.raw is not None:
-            return None if self.raw_cjk else self.raw
-        return _or(self.words)
-
-    def cjk_match(self) -> str | None:
-        """FTS5 expression for the CJK bigram index: an OR of the grams of every segment
-        that has a bigram (one-character segments are :attr:`substrings`)."""
-        if self.raw is not None:
-            return raw_cjk_match(self.raw) if self.raw_cjk else None
-        grams = [g for s in self.cjk if len(s) > 1 for g in cjk_grams(s)]
-        return _or(_unique(grams))
+        return not (self.words or self.cjk or self.raw is not None)
 
     @property
     def substrings(self) -> tuple[str, ...]:
@@ -131,6 +150,11 @@ class ParsedQuery:
         PostgreSQL backend's gram terms."""
         grams = {s[i : i + 2] for s in self.cjk for i in range(len(s) - 1)}
         return tuple(sorted(g for g in grams if has_cjk(g)))
+
+    def raw_terms(self) -> list[str]:
+        """The text of every word and phrase of a raw query, in order (what snippets
+        mark); none for a plain query."""
+        return [] if self.raw is None else [p.text for p in phrases(self.raw)]
 
 
 def has_cjk(text: str) -> bool:
@@ -168,28 +192,14 @@ def cjk_text(head: str, text: str) -> str | None:
     return " ".join(cjk_grams(head + "\n" + text))
 
 
-def raw_cjk_match(raw: str) -> str:
-    """Raw FTS5 syntax for the CJK bigram index: every string or bare word that holds CJK
-    becomes the phrase of its grams, which matches where the text holds it unbroken;
-    operators, other words, prefixes and NEAR pass through."""
-
-    def rewrite(match: re.Match[str]) -> str:
-        term = match.group()
-        if not has_cjk(term):
-            return term
-        inner = term[1:-1].replace('""', '"') if term.startswith('"') else term
-        return quote(" ".join(cjk_grams(inner)) or inner)
-
-    return _RAW_TERM.sub(rewrite, raw)
-
-
 def parse(query: str, *, raw: bool = False) -> ParsedQuery:
-    """Split a query into index terms. ``raw=True`` passes FTS5 syntax through untouched."""
+    """Split a query into index terms. ``raw=True`` reads the raw syntax (see the module's
+    docstring) into a tree: an ``InvalidQuery`` if it is not that syntax."""
     text = query.strip()
     if not text:
         return ParsedQuery()
     if raw:
-        return ParsedQuery(raw=text, raw_cjk=has_cjk(text))
+        return ParsedQuery(raw=parse_raw(text), raw_cjk=has_cjk(text))
     if len(text) > MAX_QUERY_CHARS:
         raise InvalidQuery(
             f"query is {len(text):,} characters; the most a query may have is "
@@ -234,14 +244,202 @@ def _blank(text: str, spans: list[tuple[int, int]], keep_offsets: bool = False) 
     return "".join(parts)
 
 
-def quote(term: str) -> str:
-    """An FTS5 string literal: the term is matched as text, never parsed as syntax."""
-    return '"' + term.replace('"', '""') + '"'
-
-
-def _or(terms: tuple[str, ...]) -> str | None:
-    return " OR ".join(quote(t) for t in terms) if terms else None
-
-
 def _unique(items: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
+
+
+# --- the raw query syntax -------------------------------------------------------------
+
+# The fields a raw query may name (the word index's columns).
+FIELDS = ("head", "text")
+# NEAR(...)'s distance when none is given (FTS5's default).
+NEAR_DISTANCE = 10
+# Parentheses nested deeper than this are refused (the parser recurses).
+MAX_NESTING = 100
+_OPERATORS = ("AND", "OR", "NOT")
+_STRING = re.compile(r'"(?:[^"]|"")*"')
+_RAW_TOKEN = re.compile(r'\s+|"(?:[^"]|"")*"|".*|[\w\x1a\u0080-\U0010ffff]+|.', re.DOTALL)
+_BARE = re.compile(r"[\w\x1a\u0080-\U0010ffff]+")
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """Words that must stand in this order (one word: just that word); ``prefix``: the
+    last word may go on."""
+
+    text: str
+    prefix: bool = False
+
+
+@dataclass(frozen=True)
+class Near:
+    """Phrases within ``distance`` words of one another, in any order."""
+
+    phrases: tuple[Phrase, ...]
+    distance: int = NEAR_DISTANCE
+
+
+@dataclass(frozen=True)
+class Field:
+    """``node`` matched in one field only (one of :data:`FIELDS`)."""
+
+    name: str
+    node: RawNode
+
+
+@dataclass(frozen=True)
+class And:
+    parts: tuple[RawNode, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    parts: tuple[RawNode, ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    """What matches ``keep`` and not ``drop``."""
+
+    keep: RawNode
+    drop: RawNode
+
+
+RawNode = Phrase | Near | Field | And | Or | Not
+
+
+def phrases(node: RawNode) -> Iterator[Phrase]:
+    """Every phrase of a raw query tree, in order (kept and dropped alike)."""
+    if isinstance(node, Phrase):
+        yield node
+    elif isinstance(node, Near):
+        yield from node.phrases
+    elif isinstance(node, Field):
+        yield from phrases(node.node)
+    elif isinstance(node, Not):
+        yield from phrases(node.keep)
+        yield from phrases(node.drop)
+    else:
+        for part in node.parts:
+            yield from phrases(part)
+
+
+def parse_raw(text: str) -> RawNode:
+    """The tree of a raw query; ``InvalidQuery`` ("cannot parse the query: ...") if it
+    is not the syntax."""
+    return _RawParser(text).tree
+
+
+class _RawParser:
+    """Recursive descent, one method per level of binding (loosest first)."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = [t for t in _RAW_TOKEN.findall(text) if not t.isspace()]
+        self.at = 0
+        self.depth = 0
+        if not self.tokens:
+            raise InvalidQuery("cannot parse the query: it is empty")
+        self.tree = self._or()
+        if self.at < len(self.tokens):
+            self._fail()
+
+    def _peek(self, ahead: int = 0) -> str | None:
+        at = self.at + ahead
+        return self.tokens[at] if at < len(self.tokens) else None
+
+    def _take(self, expected: str | None = None) -> str:
+        token = self._peek()
+        if token is None or (expected is not None and token != expected):
+            self._fail()
+        self.at += 1
+        return token
+
+    def _fail(self, why: str = "") -> NoReturn:
+        if not why:
+            token = self._peek()
+            why = "syntax error " + (f"near {token!r}" if token is not None else "at the end")
+        raise InvalidQuery(f"cannot parse the query: {why}")
+
+    def _or(self) -> RawNode:
+        parts = [self._and()]
+        while self._peek() == "OR":
+            self._take()
+            parts.append(self._and())
+        return parts[0] if len(parts) == 1 else Or(tuple(parts))
+
+    def _and(self) -> RawNode:
+        parts = [self._not()]
+        while self._peek() == "AND":
+            self._take()
+            parts.append(self._not())
+        return parts[0] if len(parts) == 1 else And(tuple(parts))
+
+    def _not(self) -> RawNode:
+        node = self._sequence()
+        while self._peek() == "NOT":
+            self._take()
+            node = Not(node, self._sequence())
+        return node
+
+    def _sequence(self) -> RawNode:
+        """Units side by side (an implicit AND, binding tighter than any operator)."""
+        parts = [self._unit()]
+        while self._peek() not in (None, ")", *_OPERATORS):
+            parts.append(self._unit())
+        return parts[0] if len(parts) == 1 else And(tuple(parts))
+
+    def _unit(self) -> RawNode:
+        token = self._peek()
+        if token is not None and self._peek(1) == ":" and _BARE.fullmatch(token):
+            name = token.lower()
+            if name not in FIELDS:
+                self._fail(f"unknown field {token!r} (fields: {', '.join(FIELDS)})")
+            self.at += 2
+            return Field(name, self._target())
+        return self._target()
+
+    def _target(self) -> RawNode:
+        if self._peek() == "(":
+            self._take()
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                self._fail(f"parentheses nested deeper than {MAX_NESTING}")
+            node = self._or()
+            self._take(")")
+            self.depth -= 1
+            return node
+        if self._peek() == "NEAR" and self._peek(1) == "(":
+            return self._near()
+        return self._phrase()
+
+    def _near(self) -> Near:
+        self.at += 2
+        found = [self._phrase()]
+        while self._peek() not in (")", ",", None):
+            found.append(self._phrase())
+        distance = NEAR_DISTANCE
+        if self._peek() == ",":
+            self._take()
+            if not (self._peek() or "").isdigit():
+                self._fail(f"NEAR's distance must be a whole number, not {self._peek()!r}")
+            distance = int(self._take())
+        self._take(")")
+        return Near(tuple(found), distance)
+
+    def _phrase(self) -> Phrase:
+        token = self._peek()
+        if token is None or token in _OPERATORS:
+            self._fail()
+        if token.startswith('"'):
+            if not _STRING.fullmatch(token):
+                raise InvalidQuery("cannot parse the query: unterminated string")
+            text = token[1:-1].replace('""', '"')
+        elif _BARE.fullmatch(token):
+            text = token
+        else:
+            self._fail()
+        self.at += 1
+        prefix = self._peek() == "*"
+        if prefix:
+            self._take()
+        return Phrase(text, prefix)

@@ -16,7 +16,7 @@ from typing import Any
 
 from trove.errors import InvalidQuery
 from trove.models import Hit
-from trove.search.ranking import RRF_K
+from trove.search.fusion import RRF_K
 
 # More phrasings than this cost more searches than they find (and an agent that sends
 # fifty is looping); the limit is the same on every interface.

@@ -21,15 +21,16 @@ from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
 from trove.errors import QueryTimeout
 from trove.models import ChunkHit
+from trove.search import bm25
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
-from trove.search.query import ParsedQuery
+from trove.search.query import ParsedQuery, RawNode
 from trove.search.ranking import collapse, merge_evidence, substring_scores
 
 # Corpus size and mean lengths (for BM25) are recounted at most this often when other
 # processes write; this process's own writes invalidate them at once.
 _STATS_TTL_S = 30.0
-_K1, _B = 1.2, 0.75
+_K1, _B = bm25.K1, bm25.B
 _STEM_CACHE = 100_000
 # The time budget of a ranking statement (the transaction's own setting, gone after it).
 _BUDGET = f"SELECT set_config('statement_timeout', '{int(SEARCH_BUDGET_S * 1000)}', true)"
@@ -147,9 +148,9 @@ class KeywordSearch(Connected):
         ).format(column=sql.Identifier(column))
 
     def _raw_search(
-        self, raw: str, cjk: bool, where: str, params: list[Any], limit: int
+        self, raw: RawNode, cjk: bool, where: str, params: list[Any], limit: int
     ) -> list[ChunkHit]:
-        """FTS5 syntax translated to a tsquery, ranked by ts_rank_cd (prefixes and NOT
+        """A raw query translated to a tsquery, ranked by ts_rank_cd (prefixes and NOT
         leave no term frequencies for BM25 to use)."""
         parsed = text_index.RawQuery(raw)
         stems = {} if cjk else self.stems(text_index.raw_words(parsed))

@@ -17,14 +17,24 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
-
-from trove.errors import InvalidQuery
 
 # The query parser's segmentation (a run of letters/digits containing CJK), shared so the
 # index and the query cut text identically.
-from trove.search.query import ParsedQuery, blank_cjk, cjk_segments, has_cjk
+from trove.search.query import (
+    Field,
+    Near,
+    Not,
+    Or,
+    ParsedQuery,
+    Phrase,
+    RawNode,
+    blank_cjk,
+    cjk_segments,
+    has_cjk,
+    parse_raw,
+    phrases,
+)
 
 WORD = re.compile(r"[^\W_]+")
 
@@ -146,180 +156,55 @@ def or_query(lexemes: Iterable[str]) -> str:
     return " | ".join(quote(lex) for lex in dict.fromkeys(lexemes) if lex)
 
 
-# --- raw mode: the FTS5 query syntax, translated --------------------------------------
-
-_TOKEN = re.compile(r'\s+|"(?:[^"]|"")*"|"|[\w\x1a\u0080-\U0010ffff]+|[()*+:^,{}-]|.', re.UNICODE)
-
-
-@dataclass(frozen=True)
-class _Phrase:
-    text: str
-    prefix: bool
-
-
-_Node = tuple[str, list["_Node"]] | _Phrase
+# --- raw mode: the raw query tree as a tsquery ----------------------------------------
 
 
 class RawQuery:
-    """An FTS5 expression (AND/OR/NOT, "phrases", prefix*, NEAR, column filters) as a
+    """A raw query (the syntax of :mod:`trove.search.query`, or its parsed tree) as a
     PostgreSQL ``tsquery`` over one of the two vectors (words, or CJK grams).
 
-    NEAR(...) is read as AND and column filters are ignored: the PostgreSQL backend keeps
-    one vector per chunk, title and text together.
+    What ``tsquery`` cannot say exactly: ``NEAR(...)`` is read as AND (``<N>`` means
+    exactly N positions apart, in order, where NEAR means within N, in any order), and
+    fields are ignored (one vector per chunk holds its head and text together). A phrase
+    is its words at consecutive positions (``<->``); a prefix applies to its last word.
     """
 
-    def __init__(self, text: str) -> None:
-        self.tokens = [t for t in _TOKEN.findall(text) if not t.isspace()]
-        self.at = 0
-        if not self.tokens:
-            raise InvalidQuery("cannot parse the query: it is empty")
-        self.tree = self._or()
-        if self.at < len(self.tokens):
-            self._fail()
+    def __init__(self, raw: str | RawNode) -> None:
+        self.tree = parse_raw(raw) if isinstance(raw, str) else raw
 
-    def phrases(self) -> list[_Phrase]:
-        found: list[_Phrase] = []
-
-        def walk(node: _Node) -> None:
-            if isinstance(node, _Phrase):
-                found.append(node)
-            else:
-                for child in node[1]:
-                    walk(child)
-
-        walk(self.tree)
-        return found
+    def phrases(self) -> list[Phrase]:
+        return list(phrases(self.tree))
 
     def tsquery(self, stems: Mapping[str, Sequence[str]], cjk: bool) -> str | None:
         """The expression as ``tsquery`` text; ``stems`` maps folded words to lexemes."""
         return _emit(self.tree, stems, cjk)
 
-    # recursive descent; FTS5 binds NOT tighter than AND, AND tighter than OR
 
-    def _peek(self) -> str | None:
-        return self.tokens[self.at] if self.at < len(self.tokens) else None
-
-    def _take(self, expected: str | None = None) -> str:
-        token = self._peek()
-        if token is None or (expected is not None and token != expected):
-            self._fail()
-        self.at += 1
-        return token  # type: ignore[return-value]
-
-    def _fail(self) -> None:
-        near = self._peek()
-        where = f"near {near!r}" if near is not None else "at the end"
-        raise InvalidQuery(f"cannot parse the query: syntax error {where}")
-
-    def _or(self) -> _Node:
-        parts = [self._and()]
-        while self._peek() == "OR":
-            self._take()
-            parts.append(self._and())
-        return parts[0] if len(parts) == 1 else ("or", parts)
-
-    def _and(self) -> _Node:
-        parts = [self._not()]
-        while self._peek() not in (None, ")", "OR"):
-            if self._peek() == "AND":
-                self._take()
-            parts.append(self._not())
-        return parts[0] if len(parts) == 1 else ("and", parts)
-
-    def _not(self) -> _Node:
-        node = self._primary()
-        while self._peek() == "NOT":
-            self._take()
-            node = ("not", [node, self._primary()])
-        return node
-
-    def _primary(self) -> _Node:
-        token = self._peek()
-        if token == "(":
-            self._take()
-            node = self._or()
-            self._take(")")
-            return node
-        if token == "NEAR" and self.tokens[self.at + 1 : self.at + 2] == ["("]:
-            self.at += 2
-            parts: list[_Node] = []
-            while self._peek() not in (")", ",", None):
-                parts.append(self._phrase())
-            if self._peek() == ",":
-                self._take()
-                if not self._take().isdigit():
-                    self._fail()
-            self._take(")")
-            if not parts:
-                self._fail()
-            return ("and", parts)
-        self._column_filter()
-        return self._phrase()
-
-    def _column_filter(self) -> None:
-        start = self.at
-        if self._peek() == "-":
-            self._take()
-        if self._peek() == "{":
-            self._take()
-            while self._peek() not in ("}", None):
-                self._take()
-            self._take("}")
-            self._take(":")
-            return
-        if self.tokens[self.at + 1 : self.at + 2] == [":"] and _is_word(self._peek()):
-            self.at += 2
-            return
-        self.at = start
-
-    def _phrase(self) -> _Phrase:
-        if self._peek() == "^":
-            self._take()
-        texts = [self._term()]
-        while self._peek() == "+":
-            self._take()
-            texts.append(self._term())
-        prefix = self._peek() == "*"
-        if prefix:
-            self._take()
-        return _Phrase(" ".join(texts), prefix)
-
-    def _term(self) -> str:
-        token = self._take()
-        if token.startswith('"'):
-            if len(token) < 2 or not token.endswith('"'):
-                self._fail()
-            return token[1:-1].replace('""', '"')
-        if not _is_word(token) or token in ("AND", "OR", "NOT"):
-            self.at -= 1
-            self._fail()
-        return token
-
-
-def _is_word(token: str | None) -> bool:
-    return token is not None and re.fullmatch(r"[\w\x1a\u0080-\U0010ffff]+", token) is not None
-
-
-def _emit(node: _Node, stems: Mapping[str, Sequence[str]], cjk: bool) -> str | None:
-    if isinstance(node, _Phrase):
+def _emit(node: RawNode, stems: Mapping[str, Sequence[str]], cjk: bool) -> str | None:
+    if isinstance(node, Phrase):
         return _phrase_query(node, stems, cjk)
-    kind, children = node
-    parts = [_emit(child, stems, cjk) for child in children]
-    if kind == "not":
-        left, right = parts
+    if isinstance(node, Field):
+        return _emit(node.node, stems, cjk)
+    if isinstance(node, Not):
+        left, right = _emit(node.keep, stems, cjk), _emit(node.drop, stems, cjk)
         if left is None:
             return None
         return left if right is None else f"({left}) & !({right})"
+    parts = [
+        _emit(part, stems, cjk)
+        for part in (node.phrases if isinstance(node, Near) else node.parts)
+    ]
     present = [p for p in parts if p is not None]
-    if kind == "and" and len(present) < len(parts):
+    conjunction = not isinstance(node, Or)
+    if conjunction and len(present) < len(parts):
         return None  # a part that cannot match makes the AND unmatchable
     if not present:
         return None
-    joiner = " & " if kind == "and" else " | "
+    joiner = " & " if conjunction else " | "
     return joiner.join(f"({p})" for p in present)
 
 
-def _phrase_query(phrase: _Phrase, stems: Mapping[str, Sequence[str]], cjk: bool) -> str | None:
+def _phrase_query(phrase: Phrase, stems: Mapping[str, Sequence[str]], cjk: bool) -> str | None:
     if cjk:
         tokens = grams(phrase.text)
         bigrams = [t for t in tokens if len(t) == 2] or tokens

@@ -20,7 +20,6 @@ from trove.backends.sqlite.documents import DocumentStorage
 from trove.backends.sqlite.edges import EdgeStorage
 from trove.backends.sqlite.files import FileStorage
 from trove.backends.sqlite.filters import DIALECT, FilterQueries
-from trove.backends.sqlite.keyword import WordSearcher
 from trove.backends.sqlite.lifecycle import LifecycleStorage
 from trove.backends.sqlite.originals import OriginalStorage
 from trove.backends.sqlite.schema import check_is_trove, migrate, word_tokenizer
@@ -28,6 +27,7 @@ from trove.backends.sqlite.search import KeywordSearch
 from trove.backends.sqlite.snippets import Snippets
 from trove.backends.sqlite.stats import Statistics
 from trove.backends.sqlite.vectors import VectorStorage, load_extension
+from trove.backends.sqlite.word_searcher import WordSearcher
 from trove.errors import StoreError
 
 

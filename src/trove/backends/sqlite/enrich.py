@@ -12,6 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from trove.backends.sqlite.keyword import any_of
+
 if TYPE_CHECKING:
     from trove.backends.sqlite.backend import SQLiteBackend
 
@@ -123,9 +125,9 @@ class Enrichments:
     def any(self) -> bool:
         return bool(self.backend.conn.execute("SELECT 1 FROM enrichment_fts LIMIT 1"))
 
-    def search(self, match: str, limit: int) -> list[tuple[str, float, str]]:
-        """(doc id, BM25 score, its enrichment as one line) of current enrichments matching
-        an FTS5 query."""
+    def search(self, words: Sequence[str], limit: int) -> list[tuple[str, float, str]]:
+        """(doc id, BM25 score, its enrichment as one line) of current enrichments that
+        hold any of the words."""
         rows = self.backend.conn.execute(
             "SELECT e.doc_id, -bm25(enrichment_fts), concat_ws(' · ', nullif(e.summary, ''), "
             "nullif(replace(e.keywords, char(10), ', '), ''), "
@@ -133,7 +135,7 @@ class Enrichments:
             "JOIN enrichment e ON e.rowid = f.rowid JOIN document d ON d.id = e.doc_id "
             "WHERE enrichment_fts MATCH ? AND e.status = 'done' "
             "AND e.content_hash = d.content_hash ORDER BY bm25(enrichment_fts) LIMIT ?",
-            (match, limit),
+            (any_of(words), limit),
         )
         return [(str(r[0]), float(r[1]), str(r[2])) for r in rows]
 

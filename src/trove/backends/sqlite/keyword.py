@@ -1,58 +1,94 @@
-"""Keyword retrieval over the word index, in memory: FTS5's own BM25, without its scan.
+"""Keyword retrieval: every FTS5 expression trove runs, and FTS5's BM25 without its scan.
 
-FTS5 ranks an OR query by scoring every row that holds any query word, about 0.75 µs a
-posting here: SciFact's claims touch ~55,000 postings at 100k chunks, so 41 ms a query,
-and ten times that at 1M. :class:`WordIndex` keeps the same postings (chunk, term
+Expressions are written from a query's neutral parts (search/query.py), every term a
+quoted string. FTS5 ranks an OR query by scoring every row that holds any query word,
+about 0.75 µs a posting here: SciFact's claims touch ~55,000 postings at 100k chunks,
+so 41 ms a query, and ten times that at 1M. :class:`WordIndex` keeps the same postings (chunk, term
 frequency) in numpy arrays and scores them with FTS5's exact ``bm25()`` formula — the
 same tokenizer (the store's ``porter unicode61``), the same document length (tokens of
 head and text), idf, k1 and b — so a query gets the ranking FTS5 would give, in a
 fraction of the time.
-
-The file stays the source of truth. :class:`WordSearcher` builds the index from the
-chunk table in a background thread, from a process's second keyword query on a store of
-``AUTO_MIN_CHUNKS`` or more (a one-shot command never pays for it; until it is ready,
-FTS5 answers), or at once on ``Store.warm()``. It applies this process's committed
-changes, and catches up when another connection commits (SQLite's ``data_version`` says
-so). Chunk rows are never edited in place (a changed document gets new chunk ids), so
-"ids gone" and "ids above the newest known" are all there is to catch up on.
 """
 
 from __future__ import annotations
 
 import array
-import contextlib
 import itertools
 import math
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import apsw
 import numpy as np
 
-from trove.backends.sqlite.schema import word_tokenizer
+from trove.search.bm25 import IDF_FLOOR, K1, B
+from trove.search.query import (
+    And,
+    Field,
+    Near,
+    Not,
+    ParsedQuery,
+    Phrase,
+    RawNode,
+    cjk_grams,
+    has_cjk,
+)
 
-if TYPE_CHECKING:
-    from trove.backends.sqlite.backend import SQLiteBackend
-
-# FTS5's bm25() constants (fts5_aux.c).
-K1 = 1.2
-B = 0.75
-_IDF_FLOOR = 1e-6
-# Stores below this many chunks are answered by FTS5 alone (a few ms a query) unless the
-# index is asked for (Store.warm): building it is not worth a short-lived process's time.
-AUTO_MIN_CHUNKS = 20_000
 # Rows per sealed segment: bounds the memory a build needs at once (its sort) and the
 # work of merging small segments written one batch at a time.
 SEGMENT_ROWS = 65_536
-_READ_ROWS = 1_000
 _MAX_TF = np.iinfo(np.uint16).max  # a chunk would need 65,535 copies of a token to clip
 
 Tokenizer = Callable[[bytes], list[str]]
 Ranker = Callable[[int], list[tuple[int, float]]]
+
+
+def quote(term: str) -> str:
+    """An FTS5 string literal: the term is matched as text, never parsed as syntax."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def any_of(terms: Iterable[str]) -> str | None:
+    """An OR of the terms as strings; None for no terms."""
+    return " OR ".join(quote(t) for t in terms) or None
+
+
+def word_match(query: ParsedQuery) -> str | None:
+    """The expression for the word index (``chunk_fts``), or None."""
+    if query.raw is not None:
+        return None if query.raw_cjk else raw_match(query.raw, cjk=False)
+    return any_of(query.words)
+
+
+def cjk_match(query: ParsedQuery) -> str | None:
+    """The expression for the CJK bigram index (``chunk_cjk``), or None: an OR of the
+    grams of segments that have a bigram, or a raw query that holds CJK."""
+    if query.raw is not None:
+        return raw_match(query.raw, cjk=True) if query.raw_cjk else None
+    grams = [g for s in query.cjk if len(s) > 1 for g in cjk_grams(s)]
+    return any_of(dict.fromkeys(grams))
+
+
+def raw_match(node: RawNode, *, cjk: bool) -> str:
+    """A raw query's tree in FTS5 syntax. For the CJK index (``cjk``), a phrase holding
+    CJK becomes the phrase of its grams (it matches where the text holds it unbroken),
+    and fields are dropped (its one column holds the grams of head and text)."""
+    if isinstance(node, Phrase):
+        text = node.text
+        if cjk and has_cjk(text):
+            text = " ".join(cjk_grams(text)) or text
+        return quote(text) + ("*" if node.prefix else "")
+    if isinstance(node, Near):
+        inner = " ".join(raw_match(p, cjk=cjk) for p in node.phrases)
+        return f"NEAR({inner}, {node.distance})"
+    if isinstance(node, Field):
+        inner = raw_match(node.node, cjk=cjk)
+        return inner if cjk else f"{node.name} : ({inner})"
+    if isinstance(node, Not):
+        return f"({raw_match(node.keep, cjk=cjk)}) NOT ({raw_match(node.drop, cjk=cjk)})"
+    joiner = " AND " if isinstance(node, And) else " OR "
+    return joiner.join(f"({raw_match(p, cjk=cjk)})" for p in node.parts)
 
 
 @dataclass
@@ -238,7 +274,7 @@ class WordIndex:
                 continue
             tf = np.concatenate([p[1] for p in parts])[alive].astype(np.float64)
             idf = math.log((self._live - len(rows) + 0.5) / (len(rows) + 0.5))
-            idf = idf if idf > 0 else _IDF_FLOOR
+            idf = idf if idf > 0 else IDF_FLOOR
             norm = K1 * (1 - B + B * self._length[rows] / average)
             scores[rows] += idf * (tf * (K1 + 1)) / (tf + norm)
         return scores
@@ -302,152 +338,3 @@ class WordIndex:
             new = np.zeros(capacity, dtype=old.dtype)
             new[: self._rows] = old[: self._rows]
             setattr(self, name, new)
-
-
-class WordSearcher:
-    """The in-memory word index of one SQLite store, kept in step with the file."""
-
-    def __init__(self, backend: SQLiteBackend) -> None:
-        self.backend = backend
-        self._index: WordIndex | None = None
-        self._version = -1
-        self._guard = threading.RLock()  # the index: built, caught up, searched
-        # Commits are recorded under the connection's lock, in commit order; never under
-        # _guard, which a search holds while it reads the file (no lock-order inversion).
-        self._pending_lock = threading.Lock()
-        self._pending_add: list[int] = []
-        self._pending_drop: list[int] = []
-        self._builder: threading.Thread | None = None
-        self._queries = 0
-        self._stop = threading.Event()
-        # A private connection for the tokenizer: the store's connection stays free for
-        # queries while a build tokenizes in another thread.
-        self._tokens_conn = apsw.Connection(":memory:")
-        self._tokenizer = word_tokenizer(self._tokens_conn)
-        self._tokens_lock = threading.Lock()
-
-    @property
-    def ready(self) -> bool:
-        return self._index is not None
-
-    def ranker(self, terms: Sequence[str]) -> Ranker | None:
-        """A ranking from the in-memory index, or None: FTS5 answers (not built yet)."""
-        with self._guard:
-            index = self._index
-            if index is None:
-                self._maybe_start()
-                return None
-            self._catch_up(index)
-            if index.dead_share > 0.5:  # mostly replaced rows: rebuild, once
-                index = self._build()
-            return index.ranker(terms)
-
-    def warm(self) -> None:
-        """Build the index now, in this thread (a server at startup, a benchmark)."""
-        with self._guard, contextlib.suppress(_Stopped):  # closed meanwhile: nothing to do
-            if self._index is None:
-                self._build()
-            else:
-                self._catch_up(self._index)
-
-    def committed(self, dropped: Sequence[int], added: Sequence[int]) -> None:
-        """This process committed these chunk changes (applied at the next search)."""
-        with self._pending_lock:
-            self._pending_drop.extend(dropped)
-            self._pending_add.extend(added)
-
-    def close(self) -> None:
-        self._stop.set()
-        builder = self._builder
-        if builder is not None and builder is not threading.current_thread():
-            builder.join()
-        self._tokens_conn.close()
-
-    def _tokenize(self, data: bytes) -> list[str]:
-        if self._stop.is_set():
-            raise _Stopped
-        if threading.current_thread() is self._builder:
-            # Hand the GIL over at every chunk: a query reading rows takes it back once a
-            # row, and would otherwise wait out Python's 5 ms switch interval each time
-            # (600 rows: 0.5 s queries during a build, against 0.1 s with this).
-            time.sleep(0)
-        with self._tokens_lock:
-            tokens: Any = self._tokenizer(
-                data,
-                apsw.FTS5_TOKENIZE_DOCUMENT,
-                None,
-                include_offsets=False,
-                include_colocated=False,
-            )
-        return tokens
-
-    def _maybe_start(self) -> None:
-        # Not for a process's first query: a one-shot command would pay for a build it
-        # never uses (its query slowed by the build's share of the GIL and connection).
-        self._queries += 1
-        if self._queries < 2 or (self._builder is not None and self._builder.is_alive()):
-            return
-        if self.backend.newest_chunk_id() < AUTO_MIN_CHUNKS:
-            return
-        self._builder = threading.Thread(target=self._build_quietly, daemon=True)
-        self._builder.start()
-
-    def _build_quietly(self) -> None:
-        with contextlib.suppress(apsw.Error, _Stopped):  # the store closed underneath
-            self._build()
-
-    def _build(self) -> WordIndex:
-        """Map the index's cache, or else read and index every chunk (and save the
-        cache); then catch up and install the index."""
-        from trove.backends.sqlite import word_cache as sqlite_word_cache
-
-        index = sqlite_word_cache.load(self.backend, self._tokenize)
-        fresh = index is None
-        if index is None:
-            index = WordIndex(self._tokenize)
-        self._sync(index)
-        with self._guard:
-            self._sync(index)  # what was committed while the bulk was read
-            self._index = index
-            if fresh:  # under the guard: a query's catch-up must not change it meanwhile
-                sqlite_word_cache.save(self.backend, index)
-            return index
-
-    def _catch_up(self, index: WordIndex) -> None:
-        if self.backend.data_version() != self._version:  # another connection committed
-            self._sync(index)
-            return
-        with self._pending_lock:
-            dropped, self._pending_drop = self._pending_drop, []
-            added, self._pending_add = self._pending_add, []
-        index.remove(dropped)
-        newest = index.newest()  # commits come in id order; a sync may have read some
-        fresh = [cid for cid in added if cid > newest]
-        if fresh:
-            index.add(self.backend.chunk_texts(fresh))
-
-    def _sync(self, index: WordIndex) -> None:
-        """Make ``index`` hold exactly the chunks in the file."""
-        with self._pending_lock:  # the file shows every commit recorded so far
-            self._pending_drop.clear()
-            self._pending_add.clear()
-        self._version = self.backend.data_version()
-        if len(index):
-            live = self.backend.live_chunk_ids()
-            index.remove(np.setdiff1d(index.ids(), live, assume_unique=True).tolist())
-        newest = index.newest()
-        chunks: list[tuple[int, str]] = []
-        # Short reads: each holds the store's connection, which queries wait for.
-        while batch := self.backend.chunk_texts_after(newest, _READ_ROWS):
-            if self._stop.is_set():
-                raise _Stopped
-            chunks += batch
-            newest = batch[-1][0]
-            if len(chunks) >= SEGMENT_ROWS:
-                index.add(chunks)
-                chunks = []
-        index.add(chunks)
-
-
-class _Stopped(Exception):
-    """The store is closing: a background build gives up."""

@@ -14,15 +14,17 @@ import apsw
 
 from trove.backends.sqlite.connection import Connected
 from trove.backends.sqlite.filters import allowed_chunks, filter_sql
+from trove.backends.sqlite.keyword import cjk_match, quote, word_match
 from trove.errors import InvalidQuery, QueryTimeout
 from trove.models import Chunk, ChunkHit
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
-from trove.search.query import ParsedQuery, quote
+from trove.search.query import ParsedQuery
 from trove.search.ranking import WIDEN, collapse, first_window, merge_evidence, substring_scores
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.keyword import Ranker, WordSearcher
+    from trove.backends.sqlite.keyword import Ranker
+    from trove.backends.sqlite.word_searcher import WordSearcher
 
 # Indexed words tried for one partial query word ("kube" -> "kubernet", "kubectl", ...).
 _PARTIAL_TERMS = 16
@@ -40,7 +42,7 @@ class KeywordSearch(Connected):
         """Documents by best-chunk BM25, over the word index, the CJK bigram index or both."""
         where, params = filter_sql(filters, now)
         scores: dict[str, ChunkHit] = {}
-        searches = [("chunk_fts", query.word_match()), ("chunk_cjk", query.cjk_match())]
+        searches = [("chunk_fts", word_match(query)), ("chunk_cjk", cjk_match(query))]
         for table, match in searches:
             if match:
                 ranker = self._word_ranker(query) if table == "chunk_fts" else None

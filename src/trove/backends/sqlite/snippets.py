@@ -4,7 +4,6 @@ the index's own tokenizer) and CJK runs marked."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 from trove.backends.sqlite.connection import Connected
@@ -17,7 +16,7 @@ class Snippets(Connected):
 
     def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]:
         """A snippet per chunk with the query's words (stemmed) and CJK runs marked."""
-        raw_terms = _match_terms(query.raw) if query.raw is not None else []
+        raw_terms = query.raw_terms()
         words = list(query.words) + [t for t in raw_terms if not has_cjk(t)]
         stems = {t for w in words for _, _, t in self._tokenize(w.encode(), query=True)}
         needles = list(query.substrings) + [t for t in raw_terms if has_cjk(t)]
@@ -36,11 +35,3 @@ class Snippets(Connected):
             (json.dumps(list(chunk_ids)),),
         )
         return {int(cid): (str(head), str(text)) for cid, head, text in rows}
-
-
-def _match_terms(match: str) -> list[str]:
-    """The quoted terms of an FTS5 expression (raw syntax keeps its bare words too)."""
-    quoted = re.findall(r'"((?:[^"]|"")*)"', match)
-    bare = re.sub(r'"(?:[^"]|"")*"', " ", match)
-    words = [w for w in re.findall(r"[^\W_]+", bare) if w not in ("AND", "OR", "NOT", "NEAR")]
-    return [q.replace('""', '"') for q in quoted] + words

@@ -1,0 +1,278 @@
+"""Hybrid search: one query, one ranking, from a backend's keyword index and an
+embedder's vectors, fused and calibrated; and the documents linked to the hits.
+
+:class:`HybridSearch` works on the parts a store hands it (:class:`SearchParts`: its
+backend, its vectors, its fusion settings), never on the store itself, so search/ knows
+no backend and no store. ``Store.search`` is the public entry: it adds variants,
+enrichment, reranking and the token budget around :meth:`HybridSearch.search`.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import replace
+from typing import Any, Protocol
+
+from trove import validate
+from trove.embedders.base import Embedder, scripts_of
+from trove.errors import InvalidQuery
+from trove.models import MODES, Chunk, ChunkHit, Document, Edge, Hit
+from trove.search import calibration, snippet, snippet_text
+from trove.search.bounds import bounded
+from trove.search.filters import Filters
+from trove.search.fusion import Fused, fuse
+from trove.search.query import ParsedQuery, parse
+from trove.timeutil import now
+
+# Hybrid: each retriever contributes its top documents to the fusion.
+FUSION_DEPTH = 200
+# The keyword leg's convex weight (the semantic leg's is 1 minus it), chosen on the train
+# splits (bench/fusion_grid.py): SciFact train 0.7365 at 0.5; CJK queries lean on their
+# bigram BM25 (CMRC trial: keyword alone 0.9769, 0.9724 at 0.5, 0.9791 at 0.7).
+KEYWORD_WEIGHT = 0.5
+CJK_KEYWORD_WEIGHT = 0.7
+# A query is in the scripts that hold at least this share of its letters: a Greek letter
+# in an English claim ("TNF-α", "αvβ8": 22 of the 1,109 SciFact claims) must not make
+# the store think the embedder cannot read it, while "iPhone 价格" (a quarter CJK) is CJK.
+SCRIPT_SHARE = 0.2
+
+
+class SearchBackend(Protocol):
+    """What search asks of a backend (a part of ``trove.backends.base.Backend``)."""
+
+    def term_counts(self, words: Sequence[str]) -> dict[str, int]: ...
+    def keyword_search(
+        self, query: ParsedQuery, filters: Filters, limit: int, now: float
+    ) -> list[ChunkHit]: ...
+    def vector_search(
+        self, lock: Any, query: Any, filters: Filters, limit: int, now: float
+    ) -> list[ChunkHit]: ...
+    def get_document(self, doc_id: str, *, with_text: bool = True) -> Document | None: ...
+    def get_documents(self, doc_ids: Sequence[str]) -> dict[str, Document]: ...
+    def visible(self, doc_ids: Sequence[str], filters: Filters, now: float) -> set[str]: ...
+    def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]: ...
+    def edges_of(self, doc_ids: Sequence[str], type: str | None) -> list[Edge]: ...
+
+
+class QueryVectors(Protocol):
+    """The store's embedder, as search uses it (``trove.embedders.vectorizer``)."""
+
+    @property
+    def keyword_only(self) -> bool: ...
+    def resolve(self) -> Embedder: ...
+    def query(self, text: str) -> tuple[Any, Any] | None: ...
+
+
+class SearchParts(Protocol):
+    """The parts of a store that search works on, read at each search (a closed store
+    swaps its backend)."""
+
+    @property
+    def backend(self) -> SearchBackend: ...
+    @property
+    def vectors(self) -> QueryVectors: ...
+    @property
+    def has_embedder(self) -> bool: ...
+    @property
+    def fusion(self) -> str: ...
+    @property
+    def keyword_weight(self) -> float | None: ...
+
+
+class HybridSearch:
+    """Keyword, semantic or hybrid search over one store's parts. ``pool`` embeds the
+    query while the keyword leg ranks, except while ``inline()`` (a transaction is open
+    on this thread, whose connection the other thread would wait for)."""
+
+    def __init__(self, parts: SearchParts, pool: Executor, inline: Callable[[], bool]) -> None:
+        self.parts = parts
+        self.pool = pool
+        self.inline = inline
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str | None = None,
+        limit: int = 10,
+        raw: bool = False,
+        explain: bool = False,
+        **filters: Any,
+    ) -> list[Hit]:
+        """One query, one ranking: ``Store.search`` without variants, vectors or links."""
+        mode = self._mode(mode)
+        validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
+        where = Filters.build(**filters)
+        validate.string(query, "query", InvalidQuery)
+        backend = self.parts.backend
+        parsed, dropped = bounded(parse(query, raw=raw), backend.term_counts)
+        if not query.strip() or limit == 0 or (parsed.empty and mode == "keyword"):
+            return []
+        stamp = now()
+        scripts = scripts_of(query, min_share=SCRIPT_SHARE)
+        weights = self.weights(scripts, mode)
+        used = {name for name, weight in weights.items() if weight > 0}
+        if used == {"keyword"}:  # also hybrid for a script the embedder does not know
+            lists = {"keyword": backend.keyword_search(parsed, where, limit, stamp)}
+        elif used == {"semantic"}:
+            lists = {"semantic": self.semantic(query, where, limit, stamp)}
+        else:
+            lists = self.both(query, parsed, where, stamp)
+        method = self.parts.fusion if len(lists) > 1 else "single"
+        fused = fuse(lists, weights, method=method, limit=limit)
+        info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts)
+        return self._hits(parsed, fused, lists, info, (method, weights, dropped, explain))
+
+    def _mode(self, mode: str | None) -> str:
+        mode = mode or ("hybrid" if self.parts.has_embedder else "keyword")
+        if mode not in MODES:
+            known = ", ".join(MODES)
+            raise InvalidQuery(f"unknown mode {reprlib.repr(mode)}; use one of: {known}")
+        if mode != "keyword" and not self.parts.has_embedder:
+            why = (
+                "this store is keyword-only (made without an embedder; switch with "
+                "`trove reembed --embedder NAME`)"
+                if self.parts.vectors.keyword_only
+                else "this store was opened with embedder=None"
+            )
+            raise InvalidQuery(f"{mode} search needs an embedder; {why}")
+        return mode
+
+    def _hits(
+        self,
+        parsed: ParsedQuery,
+        fused: list[Fused],
+        lists: dict[str, list[ChunkHit]],
+        info: calibration.QueryInfo,
+        how: tuple[str, dict[str, float], tuple[str, ...], bool],
+    ) -> list[Hit]:
+        """The fused documents as calibrated hits with snippets (and ``explain``)."""
+        method, weights, dropped, explain = how
+        backend = self.parts.backend
+        model_id = self.parts.vectors.resolve().model_id if "semantic" in lists else None
+        docs = backend.get_documents([f.doc_id for f in fused])
+        texts = calibration.document_texts(backend.get_document, docs)
+        key, rows, scores = calibration.calibrate(fused, lists, info, model_id, texts)
+        kept = zip(fused, scores, rows, strict=True)
+        snippets = backend.snippets(parsed, [f.chunk_id for f in fused])
+        return [
+            document_hit(
+                docs[f.doc_id],
+                score,
+                snippet_text.clean(snippets.get(f.chunk_id, "")),
+                f.chunk,
+                f.explain(method, weights, dropped, key, row) if explain else None,
+            )
+            for f, score, row in kept
+        ]
+
+    def linked(self, hits: list[Hit], where: Filters, depth: int, stamp: float) -> list[Hit]:
+        """Documents reachable from the hits over edges, breadth first, each once."""
+        backend = self.parts.backend
+        seen = {h.doc_id for h in hits}
+        frontier = {h.doc_id: h.score for h in hits}
+        found: list[Hit] = []
+        for _ in range(depth):
+            if not frontier:
+                break
+            reached: dict[str, tuple[float, dict[str, Any]]] = {}
+            for edge in backend.edges_of(list(frontier), None):
+                for here, there in ((edge.src, edge.dst), (edge.dst, edge.src)):
+                    if here in frontier and there not in seen and there not in reached:
+                        via = {"doc_id": here, "type": edge.type, "weight": edge.weight}
+                        score = min(1.0, frontier[here] * edge.weight)
+                        reached[there] = (score, via)
+            allowed = backend.visible(list(reached), where, stamp)
+            frontier = {}
+            for doc_id, (score, via) in reached.items():
+                doc = backend.get_document(doc_id) if doc_id in allowed else None
+                if doc is None:
+                    continue
+                seen.add(doc_id)
+                frontier[doc_id] = score
+                chunk = Chunk(index=0, start=0, end=len(doc.text))
+                found.append(
+                    replace(
+                        document_hit(doc, score, snippet.make(doc.text[:400], []), chunk, None),
+                        linked_from=via,
+                    )
+                )
+        return found
+
+    def both(
+        self, query: str, parsed: ParsedQuery, where: Filters, stamp: float
+    ) -> dict[str, list[ChunkHit]]:
+        """Both legs, each its top ``FUSION_DEPTH`` documents."""
+        # The query is embedded on another thread while the keyword leg ranks (the model
+        # and SQLite release the GIL); not inside kb.transaction(), whose thread holds the
+        # connection the other thread would wait for.
+        backend = self.parts.backend
+        if self.inline():
+            keyword = (
+                [] if parsed.empty else backend.keyword_search(parsed, where, FUSION_DEPTH, stamp)
+            )
+            return {
+                "keyword": keyword,
+                "semantic": self.semantic(query, where, FUSION_DEPTH, stamp),
+            }
+        semantic = self.pool.submit(self.semantic, query, where, FUSION_DEPTH, stamp)
+        keyword = (
+            [] if parsed.empty else backend.keyword_search(parsed, where, FUSION_DEPTH, stamp)
+        )
+        return {"keyword": keyword, "semantic": semantic.result()}
+
+    def semantic(self, query: str, where: Filters, limit: int, stamp: float) -> list[ChunkHit]:
+        found = self.parts.vectors.query(query)
+        if found is None:
+            return []
+        lock, vector = found
+        return self.parts.backend.vector_search(lock, vector, where, limit, stamp)
+
+    def weights(self, scripts: frozenset[str], mode: str) -> dict[str, float]:
+        """Fusion weights; the embedder gets none for a query in a script it does not know."""
+        if mode != "hybrid":
+            return {mode: 1.0}
+        known = self.parts.vectors.resolve().languages
+        if known is not None and not scripts <= known:
+            return {"keyword": 1.0, "semantic": 0.0}
+        if self.parts.fusion == "rrf":
+            return {"keyword": 1.0, "semantic": 1.0}
+        weight = self.parts.keyword_weight
+        if weight is None:
+            weight = CJK_KEYWORD_WEIGHT if "cjk" in scripts else KEYWORD_WEIGHT
+        return {"keyword": weight, "semantic": round(1.0 - weight, 9)}  # 0.3, not 0.30...04
+
+
+def document_hit(
+    doc: Document, score: float, snippet: str, chunk: Any, explain: dict[str, Any] | None
+) -> Hit:
+    """A hit on ``doc`` carrying its provenance fields."""
+    return Hit(
+        doc_id=doc.id,
+        score=score,
+        title=doc.title,
+        source=doc.source,
+        source_id=doc.source_id,
+        snippet=snippet,
+        chunk=chunk,
+        namespace=doc.namespace,
+        doc_type=doc.doc_type,
+        author=doc.author,
+        participants=doc.participants,
+        timestamp=doc.timestamp,
+        url=doc.url,
+        thread_id=doc.thread_id,
+        channel=doc.channel,
+        tags=doc.tags,
+        metadata=doc.metadata,
+        scope=doc.scope,
+        importance=doc.importance,
+        explain=explain,
+        confidence=doc.confidence,
+        entities=doc.entities,
+        access_count=doc.access_count,
+        last_accessed=doc.last_accessed,
+        created_at=doc.created_at,
+    )
