@@ -36,12 +36,7 @@ KNOWN_CYCLES = {
 KNOWN_OVERSIZE = {
     "trove/backends/postgres/backend.py: module",
     "trove/backends/sqlite/backend.py: module",
-    "trove/tools/evaluate.py: compare",
     "trove/ingest/walk.py: module",
-    "trove/interfaces/cli.py: module",
-    "trove/interfaces/mcp.py: KnowledgeTools.knowledge_search",
-    "trove/interfaces/mcp.py: KnowledgeTools.knowledge_write",
-    "trove/interfaces/mcp.py: module",
     "trove/search/filters.py: Filters.build",
     "trove/store.py: Store.search",
     "trove/store.py: module",

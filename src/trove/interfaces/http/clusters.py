@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from trove.interfaces import clusters as cluster_ops
 from trove.interfaces.guard import Guard
-from trove.interfaces.http import Auth
+from trove.interfaces.http.auth import Auth
 
 
 class ClusterBody(BaseModel):

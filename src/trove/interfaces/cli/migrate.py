@@ -7,7 +7,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from trove.backends.postgres.url import redact
 from trove.errors import TroveError
-from trove.interfaces.cli import cli, console, emit, errors, json_option
+from trove.interfaces.cli.output import console, emit, errors, json_option
+from trove.interfaces.cli.root import cli
 
 
 @cli.command()

@@ -1,37 +1,41 @@
 """``trove serve``: the HTTP JSON API (FastAPI; the OpenAPI schema is at ``/openapi.json``).
 
 Each route authenticates the caller, calls one :class:`~trove.workspace.Workspace` method
-under the :class:`~.guard.Guard`, and returns JSON. Errors are
+under the :class:`~trove.interfaces.guard.Guard`, and returns JSON. Errors are
 ``{"error": {"code": ..., "message": ...}}`` with a matching status.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from trove import __version__
 from trove.errors import MissingDependency, TroveError
-from trove.interfaces.config import Rights, ServerConfig
+from trove.interfaces.config import ServerConfig
 from trove.interfaces.guard import Guard, error_code
 from trove.store import Store
 
 try:
-    from fastapi import Depends, FastAPI, Header, Query, Request
+    from fastapi import FastAPI, Query, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import HTMLResponse, JSONResponse
-    from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-    from pydantic import BaseModel, ConfigDict, Field
     from starlette.exceptions import HTTPException
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise MissingDependency(exc.name or "fastapi", "server", "trove serve") from None
 
-from trove.interfaces import http_models as out
-from trove.interfaces.http_edge import HostCheck, docs_page
+from trove.interfaces.http import models as out
+from trove.interfaces.http.agent import add_probe_route
+from trove.interfaces.http.auth import Auth
+from trove.interfaces.http.batch import add_batch_routes
+from trove.interfaces.http.bodies import ItemScope, LinkBody, SearchBody, UpdateBody, WriteBody
+from trove.interfaces.http.clusters import add_cluster_routes
+from trove.interfaces.http.edge import HostCheck, docs_page
+from trove.interfaces.http.events import add_event_routes
+from trove.interfaces.http.originals import add_original_route
+from trove.interfaces.web.routes import add_web_routes
 
 AUTHOR_TIER = "explicit"
-SESSION_HEADER = "X-Trove-Session"
 _STATUS_CODES = {
     400: "invalid_request",
     401: "unauthorized",
@@ -39,159 +43,6 @@ _STATUS_CODES = {
     405: "method_not_allowed",
     413: "payload_too_large",
 }
-
-ItemScope = Literal["workspace", "session", "global"]
-
-
-# --- request bodies -----------------------------------------------------------------------
-# Extra fields are passed on, not dropped: the library names unknown ones (422), refuses
-# another namespace (403) and ignores a caller's author_tier, as it does for every interface.
-
-
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class WriteBody(_Body):
-    text: str = Field(description="The memory or document, stored and returned exactly.")
-    title: str | None = None
-    scope: ItemScope | None = Field(
-        None,
-        description="workspace (default): the namespace; session: only this session "
-        f"({SESSION_HEADER} or the token's session); global: every namespace reads it, "
-        "only callers with allow_global write it.",
-    )
-    dedupe_key: str | None = Field(
-        None, description="Your key for the item: writing it again updates the same item."
-    )
-    tags: list[str] | None = None
-    metadata: dict[str, Any] | None = None
-    importance: float | None = Field(None, description="Your own weight, e.g. 0..1.")
-    ttl: float | None = Field(None, description="Seconds until the item expires.")
-    expires_at: str | float | None = Field(None, description="ISO-8601 expiry (or ttl).")
-    source: str | None = None
-    source_id: str | None = None
-    doc_type: str | None = None
-    author: str | None = None
-    participants: list[str] | None = None
-    timestamp: str | float | None = Field(None, description="ISO-8601 or epoch seconds.")
-    url: str | None = None
-    thread_id: str | None = None
-    channel: str | None = None
-    on_conflict: Literal["replace", "merge", "keep"] | None = Field(
-        None,
-        description="If the key is stored: replace (default) the item, merge in only the "
-        "fields sent, or keep the stored item untouched.",
-    )
-
-
-class UpdateBody(_Body):
-    text: str | None = None
-    title: str | None = None
-    tags: list[str] | None = None
-    metadata: dict[str, Any] | None = Field(None, description="Replaces the metadata.")
-    importance: float | None = None
-    ttl: float | None = None
-    expires_at: str | float | None = None
-
-
-class SearchBody(_Body):
-    query: str = Field("", description="The query (may be empty with `vector`).")
-    mode: Literal["keyword", "semantic", "hybrid"] | None = None
-    limit: int = Field(10, ge=0, le=1000)
-    expand: Annotated[int, Field(ge=0, le=3)] | Literal["llm"] | None = Field(
-        None,
-        description='Also return documents linked to hits (1..3 links away), or "llm": '
-        "search the configured LLM's variants of the query too (falls back to the plain "
-        "search, marked degraded, if the LLM fails).",
-    )
-    variants: list[str] | None = Field(
-        None, description="Other phrasings of the query, each searched; the lists are fused."
-    )
-    explain: bool = False
-    scope: list[ItemScope] | None = None
-    source: list[str] | None = None
-    doc_type: list[str] | None = None
-    author: list[str] | None = None
-    tags: list[str] | None = Field(None, description="Hits have all of these tags.")
-    since: str | float | None = None
-    until: str | float | None = None
-    metadata: dict[str, Any] | None = Field(None, description="Equality on metadata keys.")
-    rerank: Literal["memory"] | dict[str, float] | None = Field(
-        None, description="Blend in recency, importance and use (`memory`, or weights)."
-    )
-    vector: list[float] | None = Field(None, description="Your own query embedding.")
-    cluster: str | None = Field(None, description="Only members of this cluster.")
-    collapse_duplicates: bool = Field(True, description="One hit per duplicate group.")
-    min_score: float | None = Field(
-        None, ge=0, le=1, description="Leave out hits scoring below this (default: none)."
-    )
-    with_text: bool = Field(False, description="Each hit carries its best chunk's text.")
-    context: int = Field(0, ge=0, le=10, description="Also this many chunks around it.")
-    max_tokens: int | None = Field(
-        None, ge=1, description="As many hits with text as fit in this many tokens."
-    )
-
-
-class LinkBody(_Body):
-    src: str
-    dst: str
-    type: str = "relates_to"
-    weight: float = 1.0
-
-
-# --- the app ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Caller:
-    rights: Rights
-    session: str | None
-
-
-_bearer = HTTPBearer(auto_error=False, description="A token from the server configuration.")
-
-
-def _caller(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    session: Annotated[
-        str | None,
-        Header(alias=SESSION_HEADER, description="Your session, for session-scoped items."),
-    ] = None,
-) -> Caller:
-    config: ServerConfig = request.app.state.config
-    rights = config.authenticate(credentials.credentials if credentials else None)
-    if rights is None:
-        message = "the bearer token is not valid" if credentials else "a bearer token is required"
-        raise HTTPException(401, f"{message} (Authorization: Bearer TOKEN)")
-    _refuse_unknown_parameters(request)
-    return Caller(rights, session or None)
-
-
-# Every route takes one: authentication is never forgotten on a new route.
-Auth = Annotated[Caller, Depends(_caller)]
-
-
-def _refuse_unknown_parameters(request: Request) -> None:
-    """A misspelt query parameter is an error, not a filter silently not applied."""
-    route = request.scope.get("route")
-    dependant = getattr(route, "dependant", None)
-    if dependant is None:  # pragma: no cover - every route has one
-        return
-    known: set[str] = set()
-    pending = [dependant]
-    while pending:  # the route's own parameters and those of its dependencies
-        current = pending.pop()
-        known.update(p.alias for p in current.query_params)
-        pending.extend(current.dependencies)
-    unknown = sorted(set(request.query_params) - known)
-    if unknown:
-        listed = ", ".join(sorted(known)) or "none"
-        raise HTTPException(
-            400, f"unknown query parameter {', '.join(unknown)}; this route takes: {listed}"
-        )
-
 
 _READ_ERRORS = out.error_responses(400, 401, 404, 422)
 _WRITE_ERRORS = out.error_responses(400, 401, 403, 404, 413, 422)
@@ -214,11 +65,7 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     app.add_middleware(HostCheck, bind_host=config.host)
     _handle_errors(app)
     _meta_routes(app)
-    from trove.interfaces.http_clusters import add_cluster_routes
-
     add_cluster_routes(app, guard)
-    from trove.interfaces.web import add_web_routes
-
     add_web_routes(app, guard, config)
 
     @app.post(
@@ -317,11 +164,6 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
         with guard.read(who.rights, who.session) as ws:
             edges = ws.neighbors(doc_id, type)
         return {"edges": [edge.to_dict() for edge in edges]}
-
-    from trove.interfaces.events_sse import add_event_routes
-    from trove.interfaces.http_agent import add_probe_route
-    from trove.interfaces.http_batch import add_batch_routes
-    from trove.interfaces.http_originals import add_original_route
 
     add_batch_routes(app, guard, Auth, {"read": _READ_ERRORS, "write": _WRITE_ERRORS})
     add_event_routes(app, store, Auth)

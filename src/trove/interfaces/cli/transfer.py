@@ -9,7 +9,8 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from trove.errors import TroveError
-from trove.interfaces.cli import cli, emit, errors, json_option, open_store
+from trove.interfaces.cli.output import emit, errors, json_option
+from trove.interfaces.cli.root import cli, open_store
 
 IMPORT_FORMATS = ("auto", "trove", "chatgpt", "claude", "mcp-memory", "slack")
 

@@ -14,9 +14,9 @@ from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 
 from trove import __version__
-from trove.interfaces import http_models as out
 from trove.interfaces.guard import Guard
-from trove.interfaces.http import WriteBody  # imported by create_app, after http.py has loaded
+from trove.interfaces.http import models as out
+from trove.interfaces.http.bodies import WriteBody
 
 # One request's worth: a client with more sends more requests (the body limit applies too).
 MAX_BATCH = 1000

@@ -23,7 +23,8 @@ from rich.progress import (
 from trove.ingest.files import DEFAULT_MAX_BYTES
 from trove.ingest.report import UNSUPPORTED, IngestProgress, IngestReport
 from trove.ingest.watch import DEFAULT_DEBOUNCE_MS
-from trove.interfaces.cli import cli, console, emit, errors, json_option, open_store
+from trove.interfaces.cli.output import console, emit, errors, json_option
+from trove.interfaces.cli.root import cli, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Problems listed one by one before the rest are only counted (--json lists them all).
