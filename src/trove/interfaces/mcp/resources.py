@@ -11,7 +11,7 @@ from mcp.server.mcpserver import MCPServer
 
 from trove.interfaces.config import ServerConfig
 from trove.interfaces.guard import Guard
-from trove.interfaces.mcp.format import workspace_stats
+from trove.interfaces.mcp import format as reply
 from trove.models import Document
 
 RECENT_ITEMS = 20
@@ -29,7 +29,7 @@ def add_more_resources(server: MCPServer, guard: Guard, config: ServerConfig) ->
             doc = ws.get(id)
         if doc is None:
             raise ValueError(f"not_found: no item with id {id!r}")
-        return json.dumps(_full(doc))
+        return json.dumps(reply.document(doc))
 
     @server.resource(
         "trove://stats",
@@ -39,7 +39,7 @@ def add_more_resources(server: MCPServer, guard: Guard, config: ServerConfig) ->
     )
     def stats() -> str:
         with guard.read(config.rights) as ws:
-            return json.dumps(workspace_stats(ws))
+            return json.dumps(reply.workspace_stats(ws))
 
     @server.resource(
         "trove://recent",
@@ -51,13 +51,6 @@ def add_more_resources(server: MCPServer, guard: Guard, config: ServerConfig) ->
         with guard.read(config.rights) as ws:
             page = ws.list(limit=RECENT_ITEMS)
         return json.dumps({"items": [_line(doc) for doc in page.items]})
-
-
-def _full(doc: Document) -> dict[str, Any]:
-    data = doc.to_dict()
-    for internal in ("content_hash", "session_id", "deleted", "expired"):
-        data.pop(internal, None)
-    return {k: v for k, v in data.items() if v not in ("", None, [], {})}
 
 
 def _line(doc: Document) -> dict[str, Any]:
