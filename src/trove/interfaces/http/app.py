@@ -7,7 +7,7 @@ under the :class:`~trove.interfaces.guard.Guard`, and returns JSON. Errors are
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from trove import __version__
 from trove.errors import MissingDependency, TroveError
@@ -16,7 +16,7 @@ from trove.interfaces.guard import Guard, error_code
 from trove.store import Store
 
 try:
-    from fastapi import FastAPI, Query, Request
+    from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import HTMLResponse, JSONResponse
     from starlette.exceptions import HTTPException
@@ -28,10 +28,11 @@ from trove.interfaces.http import models as out
 from trove.interfaces.http.agent import add_probe_route
 from trove.interfaces.http.auth import Auth
 from trove.interfaces.http.batch import add_batch_routes
-from trove.interfaces.http.bodies import ItemScope, LinkBody, SearchBody, UpdateBody, WriteBody
 from trove.interfaces.http.clusters import add_cluster_routes
 from trove.interfaces.http.edge import HostCheck, docs_page
 from trove.interfaces.http.events import add_event_routes
+from trove.interfaces.http.items import add_read_routes, add_write_routes
+from trove.interfaces.http.links import add_link_routes
 from trove.interfaces.http.originals import add_original_route
 from trove.interfaces.web.routes import add_web_routes
 
@@ -43,9 +44,6 @@ _STATUS_CODES = {
     405: "method_not_allowed",
     413: "payload_too_large",
 }
-
-_READ_ERRORS = out.error_responses(400, 401, 404, 422)
-_WRITE_ERRORS = out.error_responses(400, 401, 403, 404, 413, 422)
 
 
 def create_app(store: Store, config: ServerConfig) -> FastAPI:
@@ -67,110 +65,15 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     _meta_routes(app)
     add_cluster_routes(app, guard)
     add_web_routes(app, guard, config)
-
-    @app.post(
-        "/v1/search",
-        tags=["read"],
-        response_model=out.SearchOut,
-        response_model_exclude_unset=True,  # explain and linked_from only when present
-        responses=_READ_ERRORS,
-    )
-    def search(body: SearchBody, who: Auth) -> dict[str, Any]:
-        """Best documents first; filters narrow, `expand` follows links."""
-        options = body.model_dump(exclude_unset=True)
-        with guard.read(who.rights, who.session) as ws:
-            hits = ws.search(options.pop("query", ""), **options)
-        return {"hits": [hit.to_dict() for hit in hits], **getattr(hits, "meta", dict)()}
-
-    @app.get(
-        "/v1/items/{doc_id}", tags=["read"], response_model=out.ItemOut, responses=_READ_ERRORS
-    )
-    def get(doc_id: str, who: Auth) -> dict[str, Any]:
-        """One item with its full text and provenance."""
-        with guard.read(who.rights, who.session) as ws:
-            doc = ws.get(doc_id)
-        if doc is None:  # absent, expired, deleted or not yours: the same answer
-            raise HTTPException(404, f"no document with id {doc_id!r}")
-        return doc.to_dict()
-
-    @app.get("/v1/items", tags=["read"], response_model=out.PageOut, responses=_READ_ERRORS)
-    def list_items(
-        who: Auth,
-        scope: Annotated[list[ItemScope] | None, Query()] = None,
-        cursor: str | None = None,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 20,
-        include_deleted: bool = False,
-    ) -> dict[str, Any]:
-        """Newest first; pass the returned `cursor` back for the next page."""
-        with guard.read(who.rights, who.session) as ws:
-            page = ws.list(
-                scope=scope, cursor=cursor, limit=limit, include_deleted=include_deleted
-            )
-        return page.to_dict()
-
-    @app.post("/v1/items", tags=["write"], response_model=out.IdOut, responses=_WRITE_ERRORS)
-    def add(body: WriteBody, who: Auth) -> dict[str, Any]:
-        """Add an item, or update the one with the same `dedupe_key` (or source/source_id)."""
-        with guard.write(who.rights, who.session) as ws:
-            doc_id = ws.write(body.model_dump(exclude_unset=True))
-        return {"id": doc_id}
-
-    @app.patch(
-        "/v1/items/{doc_id}", tags=["write"], response_model=out.IdOut, responses=_WRITE_ERRORS
-    )
-    def update(doc_id: str, body: UpdateBody, who: Auth) -> dict[str, Any]:
-        """Change text, title, tags, metadata, importance or expiry; the id stays."""
-        with guard.write(who.rights, who.session) as ws:
-            ws.update(doc_id, **body.model_dump(exclude_unset=True))
-        return {"id": doc_id}
-
-    @app.delete(
-        "/v1/items/{doc_id}",
-        tags=["write"],
-        response_model=out.DeletedOut,
-        responses=_WRITE_ERRORS,
-    )
-    def delete(doc_id: str, who: Auth, hard: bool = False) -> dict[str, Any]:
-        """Tombstone an item (`trove restore` brings it back), or with `hard=true` remove
-        it for good. Deleting a tombstoned item again succeeds with
-        `already_deleted: true`."""
-        with guard.write(who.rights, who.session) as ws:
-            now_deleted = ws.delete(doc_id, hard=hard)
-        return {"id": doc_id, "deleted": True, "already_deleted": not now_deleted}
-
-    @app.post("/v1/links", tags=["write"], response_model=out.EdgeOut, responses=_WRITE_ERRORS)
-    def link(body: LinkBody, who: Auth) -> dict[str, Any]:
-        """A typed, weighted edge between two items (linking again sets the weight)."""
-        with guard.write(who.rights, who.session) as ws:
-            edge = ws.link(**body.model_dump())
-        return edge.to_dict()
-
-    @app.delete(
-        "/v1/links", tags=["write"], response_model=out.RemovedOut, responses=_WRITE_ERRORS
-    )
-    def unlink(who: Auth, src: str, dst: str, type: str | None = None) -> dict[str, Any]:
-        """Remove the edges from `src` to `dst` (of one type, or all)."""
-        with guard.write(who.rights, who.session) as ws:
-            return {"removed": ws.unlink(src, dst, type)}
-
-    @app.get(
-        "/v1/items/{doc_id}/links",
-        tags=["read"],
-        response_model=out.EdgesOut,
-        responses=_READ_ERRORS,
-    )
-    def neighbors(doc_id: str, who: Auth, type: str | None = None) -> dict[str, Any]:
-        """Edges from or to an item whose other end you can see."""
-        with guard.read(who.rights, who.session) as ws:
-            edges = ws.neighbors(doc_id, type)
-        return {"edges": [edge.to_dict() for edge in edges]}
-
-    add_batch_routes(app, guard, Auth, {"read": _READ_ERRORS, "write": _WRITE_ERRORS})
+    add_read_routes(app, guard)
+    add_write_routes(app, guard)
+    add_link_routes(app, guard)
+    add_batch_routes(app, guard, Auth, {"read": out.READ_ERRORS, "write": out.WRITE_ERRORS})
     add_event_routes(app, store, Auth)
     add_probe_route(app, guard, Auth)
     add_original_route(app, guard)
 
-    @app.get("/v1/stats", tags=["read"], response_model=out.StatsOut, responses=_READ_ERRORS)
+    @app.get("/v1/stats", tags=["read"], response_model=out.StatsOut, responses=out.READ_ERRORS)
     def stats(who: Auth) -> dict[str, Any]:
         """Counts and sizes of your namespace."""
         with guard.read(who.rights, who.session) as ws:
