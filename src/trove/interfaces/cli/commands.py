@@ -9,14 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from trove.backends.postgres.url import redact
 from trove.errors import NotFound, TroveError
 from trove.interfaces.cli.originals import get_original
-from trove.interfaces.cli.output import console, emit, errors, format_option, json_option, tsv_line
+from trove.interfaces.cli.output import (
+    console,
+    emit,
+    errors,
+    format_option,
+    json_option,
+    progress_bar,
+    tsv_line,
+)
 from trove.interfaces.cli.root import cli, fail, open_store, pairs
 from trove.interfaces.guard import error_code
 from trove.models import Hit
@@ -323,19 +330,9 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
     """Rebuild the vectors (switching embedder in one step), or fill in missing ones."""
     with open_store(ctx, create=False) as kb:
         total = kb.stats().chunks
-        with Progress(
-            TextColumn("[bold]embedding"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=errors,
-            transient=True,
-            disable=as_json or not errors.is_terminal,
-        ) as bar:
-            task = bar.add_task("embedding", total=total)
-            done = kb.reembed(
-                name or "auto", missing=missing, progress=lambda n: bar.update(task, advance=n)
-            )
+        hidden = as_json or not errors.is_terminal
+        with progress_bar("embedding", total, hidden=hidden) as advance:
+            done = kb.reembed(name or "auto", missing=missing, progress=advance)
         lock = kb.stats().embedder
     if as_json:
         emit({"embedded": done, "embedder": lock})
