@@ -68,6 +68,7 @@ def open_store(ctx: click.Context, *, create: bool = True) -> Iterator[trove.Sto
 
 
 def pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
+    """``KEY=VALUE`` options as a dict; a value that is JSON is parsed (``n=3`` -> 3)."""
     found: dict[str, Any] = {}
     for value in values:
         key, sep, raw = value.partition("=")
