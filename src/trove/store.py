@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from trove.ingest.report import IngestReport
 
 
-
 class Store:
     """A knowledge store. Open one with :func:`trove.open`."""
 

@@ -41,7 +41,7 @@ def test_public_names_load_on_first_use(name: str) -> None:
 
 
 def test_evaluate_is_the_function_after_its_module_is_imported() -> None:
-    code = "import trove.interfaces.cli_eval, trove\nassert callable(trove.evaluate)"
+    code = "import trove.interfaces.cli.eval, trove\nassert callable(trove.evaluate)"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -1,5 +1,6 @@
 """The MCP server, driven by the official SDK's client: ``trove mcp`` over stdio as a real
-subprocess of this venv's ``trove``, and streamable HTTP on a loopback port."""
+subprocess (``python -m trove`` from the tree under test), and streamable HTTP on a
+loopback port."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ from trove.interfaces.config import ServerConfig
 from trove.interfaces.mcp import MCP_TOKENS, RequireToken, create_server
 from trove.search.calibration import MCP_FLOOR as FLOOR
 
-TROVE = str(Path(sys.executable).with_name("trove"))
+# The tree under test, not whatever `trove` is installed or on PATH: the package these
+# tests import, first on the subprocess's path.
+TREE = {"PYTHONPATH": str(Path(trove.__file__).resolve().parents[1])}
 Serve = Callable[[Any], AbstractContextManager[str]]
 ALL_TOOLS = {
     "knowledge_write",
@@ -84,12 +87,15 @@ async def initialized(streams: Any) -> AsyncIterator[ClientSession]:
         yield client
 
 
+def trove_mcp(*args: str) -> StdioServerParameters:
+    """``trove ARGS`` as ``python -m trove ARGS``, run from the tree under test."""
+    return StdioServerParameters(command=sys.executable, args=["-m", "trove", *args], env=TREE)
+
+
 @contextmanager
 def stdio(db: Path, *args: str, log: Path) -> Iterator[Mcp]:
     """``trove --db DB --embedder hash:64 mcp ARGS`` as a subprocess, connected."""
-    params = StdioServerParameters(
-        command=TROVE, args=["--db", str(db), "--embedder", "hash:64", "mcp", *args]
-    )
+    params = trove_mcp("--db", str(db), "--embedder", "hash:64", "mcp", *args)
     with (
         log.open("a") as errlog,
         connected(lambda: initialized(stdio_client(params, errlog=errlog))) as mcp,
@@ -461,7 +467,7 @@ def test_subscribers_hear_when_another_process_changes_the_workspace(
 ) -> None:
     import anyio
 
-    from trove.interfaces.mcp_events import KNOWLEDGE_URI, item_uri
+    from trove.interfaces.mcp.events import KNOWLEDGE_URI, item_uri
 
     db = tmp_path / "kb.db"
     with trove.open(db, embedder=None) as kb:
@@ -487,9 +493,7 @@ def test_subscribers_hear_when_another_process_changes_the_workspace(
             while len(heard) < 2:
                 await anyio.sleep(0.05)
 
-    params = StdioServerParameters(
-        command=TROVE, args=["--db", str(db), "--embedder", "none", "mcp", "--namespace", "ana"]
-    )
+    params = trove_mcp("--db", str(db), "--embedder", "none", "mcp", "--namespace", "ana")
 
     @asynccontextmanager
     async def session() -> AsyncIterator[ClientSession]:
@@ -512,7 +516,7 @@ def test_listeners_of_the_2026_protocol_hear_changes_too(tmp_path: Path) -> None
     import anyio
     from mcp.client.subscriptions import listen
 
-    from trove.interfaces.mcp_events import KNOWLEDGE_URI
+    from trove.interfaces.mcp.events import KNOWLEDGE_URI
 
     db = tmp_path / "kb.db"
     trove.open(db, embedder=None).close()
@@ -529,9 +533,7 @@ def test_listeners_of_the_2026_protocol_hear_changes_too(tmp_path: Path) -> None
                     return str(event.uri)
         return ""
 
-    params = StdioServerParameters(
-        command=TROVE, args=["--db", str(db), "--embedder", "none", "mcp", "--namespace", "ana"]
-    )
+    params = trove_mcp("--db", str(db), "--embedder", "none", "mcp", "--namespace", "ana")
 
     @asynccontextmanager
     async def session() -> AsyncIterator[ClientSession]:

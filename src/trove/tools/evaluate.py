@@ -284,10 +284,8 @@ def compare(
     a: EvalRun, b: EvalRun, *, measure: str = "ndcg@10", modes: Sequence[str] | None = None
 ) -> list[Comparison]:
     """Per-query wins and losses of ``b`` over ``a``, with a paired significance test."""
-    import numpy as np  # imported here: the CLI loads this module for its options
-
     try:
-        from scipy import stats
+        from scipy import stats  # noqa: F401  (imported here: an optional extra)
     except ImportError:
         raise MissingDependency("scipy", "eval", "trove eval --compare") from None
     if measure not in dict(MEASURES):
@@ -297,52 +295,56 @@ def compare(
         raise InvalidInput(
             f"the runs share no mode (first: {', '.join(a.modes)}; second: {', '.join(b.modes)})"
         )
-    found = []
-    for mode in common:
-        pa, pb = a.modes[mode].per_query, b.modes[mode].per_query
-        qids = sorted(set(pa) & set(pb))
-        if not qids:
-            raise InvalidInput("the runs share no query: were they made on the same data set?")
-        x = np.array([pa[q][measure] for q in qids])
-        y = np.array([pb[q][measure] for q in qids])
-        diff = y - x
-        if np.any(diff):
-            p_rand = float(
-                stats.permutation_test(
-                    (x, y),
-                    lambda u, v, axis: np.mean(v - u, axis=axis),
-                    permutation_type="samples",
-                    vectorized=True,
-                    n_resamples=10_000,
-                    rng=np.random.default_rng(0),
-                ).pvalue
-            )
-            p_t = float(stats.ttest_rel(y, x).pvalue)
-        else:
-            p_rand = p_t = 1.0
-        text = {**a.query_text, **b.query_text}
-        order = np.argsort(-np.abs(diff), kind="stable")
-        changes = [
-            (qids[i], text.get(qids[i], ""), float(x[i]), float(y[i]))
-            for i in order
-            if diff[i] != 0
-        ]
-        found.append(
-            Comparison(
-                mode=mode,
-                measure=measure,
-                queries=len(qids),
-                mean_a=float(x.mean()),
-                mean_b=float(y.mean()),
-                wins=int(np.sum(diff > 0)),
-                losses=int(np.sum(diff < 0)),
-                ties=int(np.sum(diff == 0)),
-                p_randomization=p_rand,
-                p_ttest=p_t,
-                changes=changes,
-            )
-        )
-    return found
+    return [_compare_mode(a, b, mode, measure) for mode in common]
+
+
+def _compare_mode(a: EvalRun, b: EvalRun, mode: str, measure: str) -> Comparison:
+    import numpy as np  # imported here: the CLI loads this module for its options
+
+    pa, pb = a.modes[mode].per_query, b.modes[mode].per_query
+    qids = sorted(set(pa) & set(pb))
+    if not qids:
+        raise InvalidInput("the runs share no query: were they made on the same data set?")
+    x = np.array([pa[q][measure] for q in qids])
+    y = np.array([pb[q][measure] for q in qids])
+    diff = y - x
+    p_rand, p_t = _paired_p_values(x, y) if np.any(diff) else (1.0, 1.0)
+    text = {**a.query_text, **b.query_text}
+    order = np.argsort(-np.abs(diff), kind="stable")
+    changes = [
+        (qids[i], text.get(qids[i], ""), float(x[i]), float(y[i])) for i in order if diff[i] != 0
+    ]
+    return Comparison(
+        mode=mode,
+        measure=measure,
+        queries=len(qids),
+        mean_a=float(x.mean()),
+        mean_b=float(y.mean()),
+        wins=int(np.sum(diff > 0)),
+        losses=int(np.sum(diff < 0)),
+        ties=int(np.sum(diff == 0)),
+        p_randomization=p_rand,
+        p_ttest=p_t,
+        changes=changes,
+    )
+
+
+def _paired_p_values(x: Any, y: Any) -> tuple[float, float]:
+    """p-values of a paired randomization test and a paired t-test of ``y`` against ``x``."""
+    import numpy as np
+    from scipy import stats
+
+    p_rand = float(
+        stats.permutation_test(
+            (x, y),
+            lambda u, v, axis: np.mean(v - u, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=10_000,
+            rng=np.random.default_rng(0),
+        ).pvalue
+    )
+    return p_rand, float(stats.ttest_rel(y, x).pvalue)
 
 
 # --- a user's own pairs against an existing store ---------------------------------------

@@ -14,7 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from trove.errors import TroveError
-from trove.interfaces.cli import cli, console, emit, errors, json_option, open_store
+from trove.interfaces.cli.output import console, emit, errors, json_option
+from trove.interfaces.cli.root import cli, open_store
 from trove.models import MODES
 from trove.tools.evaluate import (
     MEASURES,

@@ -8,7 +8,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
 from trove.interfaces import clusters as cluster_ops
-from trove.interfaces.http import Auth
+from trove.interfaces.http.auth import Auth
 from trove.interfaces.workspaces import Workspaces
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from trove.events import EVENT_KINDS
-from trove.interfaces.cli import cli, console, emit, json_option, open_store
+from trove.interfaces.cli.output import console, emit, json_option
+from trove.interfaces.cli.root import cli, open_store
 from trove.live import EventFeed
 from trove.probe import pairs_from_lines, probe, save_pairs
 

@@ -5,7 +5,7 @@ stylesheet inside the package, nothing from a CDN. The same rules as the API: a 
 is authenticated by the server's tokens and works in that token's namespace. The token
 is entered once in a form and kept in an ``HttpOnly``, ``SameSite=Strict`` cookie, never
 in a URL; forms that change something are POSTs, and the API's Host/Origin check
-(:class:`~.http_edge.HostCheck`) stands in front of every page.
+(:class:`~trove.interfaces.http.edge.HostCheck`) stands in front of every page.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 from trove.errors import NotFound, TroveError
 from trove.interfaces.codes import error_code
 from trove.interfaces.config import Rights, ServerConfig
-from trove.interfaces.http_originals import headers
-from trove.interfaces.web_views import CSP, fields, markdown, render, stylesheet
+from trove.interfaces.downloads import headers
+from trove.interfaces.web.views import CSP, fields, markdown, render, stylesheet
 from trove.interfaces.workspaces import Workspaces
 from trove.originals import OriginalInfo
 

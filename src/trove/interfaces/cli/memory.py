@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from trove.interfaces.cli import cli, console, emit, json_option, open_store
+from trove.interfaces.cli.output import console, emit, json_option
+from trove.interfaces.cli.root import cli, open_store
 
 
 @cli.command()

@@ -14,8 +14,8 @@ from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 
 from trove import __version__
-from trove.interfaces import http_models as out
-from trove.interfaces.http import WriteBody  # imported by create_app, after http.py has loaded
+from trove.interfaces.http import models as out
+from trove.interfaces.http.bodies import WriteBody
 from trove.interfaces.workspaces import Workspaces
 
 # One request's worth: a client with more sends more requests (the body limit applies too).

@@ -10,7 +10,7 @@ import click
 
 from trove.backends.postgres.url import redact
 from trove.errors import TroveError
-from trove.interfaces.cli import cli, open_store
+from trove.interfaces.cli.root import cli, open_store
 from trove.interfaces.config import ServerConfig
 
 F = TypeVar("F", bound=Callable[..., Any])

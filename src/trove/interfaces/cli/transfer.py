@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from trove.errors import TroveError
-from trove.interfaces.cli import cli, emit, errors, json_option, open_store
+from trove.interfaces.cli.output import emit, errors, json_option, progress_bar
+from trove.interfaces.cli.root import cli, open_store
 
 IMPORT_FORMATS = ("auto", "trove", "chatgpt", "claude", "mcp-memory", "slack")
 
@@ -80,20 +80,11 @@ def import_(ctx: click.Context, source: Path, fmt: str, namespace: str, as_json:
     with open_store(ctx) as kb:
         try:
             kind = detect(source) if fmt == "auto" else fmt
-            with Progress(
-                TextColumn(f"[bold]importing {kind}"),
-                BarColumn(),
-                TimeElapsedColumn(),
-                console=errors,
-                transient=True,
-                disable=as_json or not errors.is_terminal,
-            ) as bar:
-                task = bar.add_task("importing", total=None)
+            hidden = as_json or not errors.is_terminal
+            with progress_bar(f"importing {kind}", None, hidden=hidden, count=False) as advance:
                 if kind == "trove":
                     with source.open(encoding="utf-8") as lines:
-                        report = import_jsonl(
-                            kb, lines, progress=lambda n: bar.update(task, advance=n)
-                        ).to_dict()
+                        report = import_jsonl(kb, lines, progress=advance).to_dict()
                 else:
                     report = run_importer(kb, kind, source, namespace=namespace).to_dict()
         except TroveError as exc:

@@ -7,15 +7,14 @@ inline from the API's origin could run script against the web page that holds th
 from __future__ import annotations
 
 from collections.abc import Iterator
-from urllib.parse import quote
 
 from fastapi import FastAPI
 from fastapi.responses import StreamingResponse
 
-from trove.interfaces import http_models as out
-from trove.interfaces.http import Auth
+from trove.interfaces.downloads import headers
+from trove.interfaces.http import models as out
+from trove.interfaces.http.auth import Auth
 from trove.interfaces.workspaces import Workspaces
-from trove.originals import OriginalInfo
 
 
 def add_original_route(app: FastAPI, guard: Workspaces) -> None:
@@ -38,15 +37,3 @@ def add_original_route(app: FastAPI, guard: Workspaces) -> None:
                 yield from ws.original_pieces(doc_id)
 
         return StreamingResponse(body(), media_type=info.media_type, headers=headers(info))
-
-
-def headers(info: OriginalInfo) -> dict[str, str]:
-    name = info.name or f"{info.doc_id}"
-    fallback = name.encode("ascii", "replace").decode().replace('"', "_").replace("?", "_")
-    return {
-        "Content-Disposition": (
-            f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
-        ),
-        "Content-Length": str(info.size),
-        "X-Content-Type-Options": "nosniff",
-    }

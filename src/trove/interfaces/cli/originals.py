@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from trove import originals
-from trove.interfaces.cli import emit, open_store
+from trove.interfaces.cli.output import emit
+from trove.interfaces.cli.root import open_store
 
 
 def get_original(ctx: click.Context, doc_id: str, output: Path | None, as_json: bool) -> None:

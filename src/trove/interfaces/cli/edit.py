@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from trove.interfaces.cli import _pairs, cli, console, emit, json_option, open_store
+from trove.interfaces.cli.output import console, emit, json_option
+from trove.interfaces.cli.root import cli, open_store, pairs
 
 
 @cli.command()
@@ -28,7 +29,7 @@ def update(
     if changes.get("text") == "-":
         changes["text"] = sys.stdin.read()
     if meta:
-        changes["metadata"] = _pairs(meta, "--meta")
+        changes["metadata"] = pairs(meta, "--meta")
     if not changes:
         raise click.UsageError("give at least one field to change (--text, --title, ...)")
     with open_store(ctx, create=False) as kb:

@@ -1,158 +1,40 @@
-"""The ``trove`` command: parse, call one library method, print (rich, or ``--json``)."""
+"""The core ``trove`` commands: add, search, get, rm, restore, purge, reembed, stats.
+
+Each parses its options, calls one library method and prints (rich, or ``--json``)."""
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-import trove
-from trove.backends.postgres.url import is_postgres, redact
+from trove.backends.postgres.url import redact
 from trove.errors import NotFound, TroveError
-from trove.interfaces.argv import reorder
+from trove.interfaces.cli.originals import get_original
+from trove.interfaces.cli.output import (
+    console,
+    emit,
+    errors,
+    format_option,
+    json_option,
+    progress_bar,
+    tsv_line,
+)
+from trove.interfaces.cli.root import cli, fail, open_store, pairs
 from trove.interfaces.codes import error_code
 from trove.models import Hit
 from trove.search import snippet
 from trove.search.calibration import FLOOR
-
-F = TypeVar("F", bound=Callable[..., Any])
-# soft_wrap: lines are never broken at the console width (piped output stays one line
-# per field; a terminal wraps long lines itself).
-console = Console(soft_wrap=True)
-errors = Console(stderr=True)
-
-
-def default_db() -> Path:
-    """``$TROVE_DB``, else ``trove.db`` in the user's data directory."""
-    import platformdirs
-
-    return platformdirs.user_data_path("trove", appauthor=False) / "trove.db"
-
-
-def json_option(func: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
-
-
-def emit(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
-
-
-def format_option(func: F) -> F:
-    return click.option(
-        "--format",
-        "output",
-        type=click.Choice(["text", "tsv", "json"]),
-        default="text",
-        show_default=True,
-        help="tsv: one tab-separated line per result, no header, for scripts.",
-    )(func)
-
-
-def tsv_line(*cells: str | None) -> None:
-    """One line of tab-separated cells; tabs and line breaks inside a cell become spaces."""
-    clean = (
-        " ".join((cell or "").split("\t")).replace("\r", " ").replace("\n", " ") for cell in cells
-    )
-    click.echo("\t".join(clean))
-
-
-class Failed(click.ClickException):
-    """A library error: ``Error: code: message`` on stderr, or with --json the same
-    ``{"error": {"code", "message"}}`` body as HTTP (on stdout); exit status 1."""
-
-    def __init__(self, exc: TroveError, *, as_json: bool) -> None:
-        super().__init__(str(exc))
-        self.code = error_code(exc)[1]
-        self.as_json = as_json
-
-    def show(self, file: Any = None) -> None:
-        if self.as_json:
-            emit({"error": {"code": self.code, "message": self.message}})
-        else:
-            click.echo(f"Error: {self.code}: {self.message}", err=True)
-
-
-def fail(exc: TroveError) -> Failed:
-    """``raise fail(NotFound(...))`` from a command: reported as open_store reports."""
-    ctx = click.get_current_context()
-    return Failed(exc, as_json=bool(ctx.params.get("as_json")))
-
-
-@contextmanager
-def open_store(ctx: click.Context, *, create: bool = True) -> Iterator[trove.Store]:
-    """The store named by --db; library errors in the block become a clean message.
-
-    Commands that only read pass ``create=False``: a mistyped --db is an error naming
-    the path, not a new empty store."""
-    try:
-        # --embedder chooses the model of a new store; an existing one keeps its own.
-        name = ctx.obj["embedder"]
-        if name is None:
-            options: dict[str, Any] = {"embedder": None}
-        else:
-            options = {"default_embedder": "default" if name == "auto" else name}
-        with trove.open(ctx.obj["db"], create=create, **options) as kb:
-            yield kb
-    except TroveError as exc:
-        raise fail(exc) from None
-
-
-def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for value in values:
-        key, sep, raw = value.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint=option)
-        try:
-            found[key] = json.loads(raw)
-        except ValueError:
-            found[key] = raw
-    return found
 
 
 def _given(ctx: click.Context, name: str, value: Any) -> bool:
     if name == "metadata":
         return bool(value)
     return ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
-
-
-class TroveGroup(click.Group):
-    """Global options (--db, --embedder) may also follow the command."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, reorder(self, ctx, args))
-
-
-@click.group(cls=TroveGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--db",
-    envvar="TROVE_DB",
-    help="Store file or postgresql:// URL (default: $TROVE_DB, else trove.db in the user "
-    "data directory).",
-)
-@click.option(
-    "--embedder",
-    envvar="TROVE_EMBEDDER",
-    help="Embedder for a new store: default, multilingual, openai:MODEL, ... or none "
-    "(keyword only). An existing store keeps the one it was made with.",
-)
-@click.version_option(trove.__version__, prog_name="trove")
-@click.pass_context
-def cli(ctx: click.Context, db: str | None, embedder: str | None) -> None:
-    """trove: a local-first knowledge store. Keep documents, find them again."""
-    chosen = embedder or "auto"
-    # A URL stays a string: Path() would fold the "//" of postgresql://.
-    target = db if db and is_postgres(db) else Path(db) if db else default_db()
-    ctx.obj = {"db": target, "embedder": None if chosen == "none" else chosen}
 
 
 @cli.command()
@@ -197,7 +79,7 @@ def add(
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise click.ClickException(f"standard input is not UTF-8 (byte {exc.start})") from None
-    metadata = _pairs(meta, "--meta")
+    metadata = pairs(meta, "--meta")
     with open_store(ctx) as kb:
         item = {"text": text, "metadata": metadata, **fields}
         if on_conflict == "merge":  # only the options given on the command line change
@@ -226,7 +108,7 @@ def add(
 @click.option("--until", help="On or before this time (ISO-8601).")
 @click.option("--namespace", default="default")
 @click.option("--meta", multiple=True, help="KEY=VALUE metadata equality (repeatable).")
-@click.option("--raw", is_flag=True, help="QUERY is raw syntax (AND/OR/NOT, NEAR, ...).")
+@click.option("--raw", is_flag=True, help="QUERY is FTS5 syntax, not plain text.")
 @click.option("--variant", "variants", multiple=True, help="Another phrasing (repeatable).")
 @click.option(
     "--expand",
@@ -271,7 +153,7 @@ def search(
     --all shows them."""
     filters = {k: v for k, v in options.items() if v not in ((), None)}
     if meta:
-        filters["metadata"] = _pairs(meta, "--meta")
+        filters["metadata"] = pairs(meta, "--meta")
     if filters.get("expand") == "off":
         filters["expand"] = 0
     with open_store(ctx, create=False) as kb:
@@ -346,8 +228,6 @@ def get(
 ) -> None:
     """Print a document's text exactly as stored (--json: with its provenance)."""
     if original or output is not None:
-        from trove.interfaces.cli_originals import get_original
-
         return get_original(ctx, doc_id, output, as_json)
     with open_store(ctx, create=False) as kb:
         doc = kb.get(doc_id)
@@ -450,19 +330,9 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
     """Rebuild the vectors (switching embedder in one step), or fill in missing ones."""
     with open_store(ctx, create=False) as kb:
         total = kb.stats().chunks
-        with Progress(
-            TextColumn("[bold]embedding"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=errors,
-            transient=True,
-            disable=as_json or not errors.is_terminal,
-        ) as bar:
-            task = bar.add_task("embedding", total=total)
-            done = kb.reembed(
-                name or "auto", missing=missing, progress=lambda n: bar.update(task, advance=n)
-            )
+        hidden = as_json or not errors.is_terminal
+        with progress_bar("embedding", total, hidden=hidden) as advance:
+            done = kb.reembed(name or "auto", missing=missing, progress=advance)
         lock = kb.stats().embedder
     if as_json:
         emit({"embedded": done, "embedder": lock})
@@ -493,26 +363,3 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     for key in ("by_source", "by_doc_type", "by_namespace"):
         table.add_row(key, ", ".join(f"{k or '-'}: {v}" for k, v in data[key].items()) or "-")
     console.print(table)
-
-
-# Commands that live in their own modules register themselves on import.
-from trove.interfaces import (  # noqa: E402, F401
-    cli_agent,
-    cli_check,
-    cli_edit,
-    cli_eval,
-    cli_ingest,
-    cli_list,
-    cli_memory,
-    cli_migrate,
-    cli_serve,
-)
-from trove.interfaces import cli_transfer as _transfer  # noqa: E402, F401
-
-
-def main() -> None:
-    cli(prog_name="trove")
-
-
-if __name__ == "__main__":
-    main()

@@ -176,3 +176,8 @@ _ERRORS = {
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` for these statuses, each with the error body."""
     return {s: {"model": ErrorOut, "description": _ERRORS[s]} for s in statuses}
+
+
+# The error statuses of the routes that read, and of those that write.
+READ_ERRORS = error_responses(400, 401, 404, 422)
+WRITE_ERRORS = error_responses(400, 401, 403, 404, 413, 422)

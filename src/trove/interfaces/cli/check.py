@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from trove.check import check as run_checks
-from trove.interfaces.cli import cli, emit, json_option, open_store
+from trove.interfaces.cli.output import emit, json_option
+from trove.interfaces.cli.root import cli, open_store
 
 
 @cli.command()

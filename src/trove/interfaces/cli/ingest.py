@@ -23,7 +23,9 @@ from rich.progress import (
 from trove.ingest.files import DEFAULT_MAX_BYTES
 from trove.ingest.report import UNSUPPORTED, IngestProgress, IngestReport
 from trove.ingest.watch import DEFAULT_DEBOUNCE_MS
-from trove.interfaces.cli import cli, console, emit, errors, json_option, open_store
+from trove.ingest.watch import watch as watch_folder
+from trove.interfaces.cli.output import console, emit, errors, json_option
+from trove.interfaces.cli.root import cli, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Problems listed one by one before the rest are only counted (--json lists them all).
@@ -152,8 +154,6 @@ def watch(ctx: click.Context, path: Path, debounce: int, as_json: bool, **option
     """Keep the store in step with PATH: ingest it, then every change (Ctrl-C stops).
 
     Deleted files are tombstoned and renamed files keep their documents."""
-    from trove.ingest.watch import watch as watch_folder
-
     arguments = _library_options(options)
 
     def report(result: IngestReport) -> None:

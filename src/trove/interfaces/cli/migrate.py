@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from trove.backends.postgres.url import redact
 from trove.errors import TroveError
-from trove.interfaces.cli import cli, console, emit, errors, json_option
+from trove.interfaces.cli.output import console, emit, errors, json_option, progress_bar
+from trove.interfaces.cli.root import cli
 
 
 @cli.command()
@@ -23,19 +23,8 @@ def migrate(src: str, dst: str, batch_size: int, as_json: bool) -> None:
 
     try:
         total = total_documents(src) if not as_json and errors.is_terminal else None
-        with Progress(
-            TextColumn("[bold]copying"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=errors,
-            transient=True,
-            disable=total is None,
-        ) as bar:
-            task = bar.add_task("copying", total=total)
-            report = copy_store(
-                src, dst, batch_size=batch_size, progress=lambda n: bar.update(task, advance=n)
-            )
+        with progress_bar("copying", total, hidden=total is None) as advance:
+            report = copy_store(src, dst, batch_size=batch_size, progress=advance)
     except TroveError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:

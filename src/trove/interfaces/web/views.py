@@ -23,7 +23,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise MissingDependency(exc.name or "jinja2", "server", "trove serve's web page") from None
 
-ASSETS = Path(__file__).with_name("web_assets")
+ASSETS = Path(__file__).with_name("assets")
 # Search snippets mark matches with «…» (see trove.search.snippets).
 _MARKED = re.compile(r"«(.*?)»", re.DOTALL)
 # What a page may load: its own stylesheet, nothing else, no scripts at all. A note's

@@ -6,15 +6,8 @@ from typing import Any
 
 import click
 
-from trove.interfaces.cli import (
-    cli,
-    emit,
-    errors,
-    format_option,
-    json_option,
-    open_store,
-    tsv_line,
-)
+from trove.interfaces.cli.output import emit, errors, format_option, json_option, tsv_line
+from trove.interfaces.cli.root import cli, open_store
 
 
 @cli.command("list")

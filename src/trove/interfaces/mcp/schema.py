@@ -10,7 +10,7 @@ forbids extras; a call that does not match the schema gets ``invalid_request: ..
 naming the fields, as HTTP does, without pydantic's documentation links.
 """
 
-# No `from __future__ import annotations`: like mcp.py, the SDK reads signatures at runtime.
+# No `from __future__ import annotations`: like tools.py, the SDK reads signatures at runtime.
 
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +23,19 @@ from pydantic import ConfigDict, ValidationError
 
 # The SDK's own arguments: never part of what a model sends.
 _UNKNOWN = "extra_forbidden"
+
+
+# What a tool does, for the client (read-only, or changing; destructive or not).
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+
+def changing(*, destructive: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=destructive,
+        idempotent_hint=True,
+        open_world_hint=False,
+    )
 
 
 def strict_tool(fn: Callable[..., Any], title: str, annotations: ToolAnnotations) -> Tool:

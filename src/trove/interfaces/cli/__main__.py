@@ -1,0 +1,5 @@
+"""``python -m trove.interfaces.cli``: the ``trove`` command."""
+
+from trove.interfaces.cli import main
+
+main()
