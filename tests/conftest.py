@@ -1,5 +1,13 @@
 """Shared fixtures: real stores on every backend, the conformance suite's parameters.
 
+Layout: tests mirror ``src/trove`` (``tests/search/test_filters.py`` tests
+``trove/search/filters.py``; top-level modules such as ``store.py`` have theirs here, in
+``tests/``); ``coldstart/`` and ``reliability/`` are process-level groups; ``helpers/``
+holds code several folders share (``from helpers.threads import run_threads``). Test
+basenames are unique across the tree: pytest imports them in its default "prepend" mode,
+without ``__init__.py`` files. The backend conformance suite is not a folder: it is every
+test that takes ``kb``, ``store_target`` or ``durable_target`` (below), wherever it lives.
+
 ``kb`` and ``store_target`` run each test on a SQLite file, SQLite in memory and
 PostgreSQL. PostgreSQL (16, with pgvector) is started once per test session from the
 ``pgserver`` package in a temporary directory, listening on a Unix socket only; each test
@@ -13,7 +21,9 @@ import itertools
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +31,7 @@ import pytest
 from hypothesis import settings
 
 import trove
+from helpers.llm_server import FakeLLM, handler
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -104,3 +115,27 @@ def kb(store_target: str) -> Iterator[trove.Store]:
     """A keyword-only store; every test using it runs on each backend."""
     with trove.open(store_target, embedder=None) as store:
         yield store
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """An empty folder to ingest."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    """A fake OpenAI-compatible chat server on loopback (see helpers/llm_server.py)."""
+    fake = FakeLLM()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(fake))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.threads import run_threads
 from trove.embedders.default import (
     MODEL_FILE,
     VOCAB_FILE,
@@ -132,18 +132,11 @@ def test_a_missing_package_says_to_reinstall() -> None:
 
 def test_threads_share_one_lazy_load() -> None:
     embedder = MiniLMEmbedder(threads=1)
-    results: list[np.ndarray] = []
-    loads: list[object] = []
 
-    def work() -> None:
-        results.append(embedder.embed(["shared model"]))
-        loads.append(embedder.load())
+    def work(i: int) -> tuple[np.ndarray, object]:
+        return embedder.embed(["shared model"]), embedder.load()
 
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results, loads = zip(*run_threads(work, 4), strict=True)
     assert len(results) == 4
     assert all(loaded is loads[0] for loaded in loads)
     assert all(np.allclose(result, results[0], atol=1e-6) for result in results)

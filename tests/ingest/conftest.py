@@ -15,10 +15,3 @@ def store(tmp_path: Path) -> Iterator[trove.Store]:
     """A keyword-only SQLite store: for format tests, which do not depend on the backend."""
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:
         yield kb
-
-
-@pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    root.mkdir()
-    return root

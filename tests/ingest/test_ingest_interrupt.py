@@ -12,9 +12,9 @@ from pathlib import Path
 
 import apsw
 import pytest
-from ingest_samples import message, write_mbox
 
 import trove
+from helpers.ingest_samples import message, write_mbox
 
 FILES = 1500
 MESSAGES = 300

@@ -11,9 +11,8 @@ import os
 import time
 from pathlib import Path
 
-from ingest_samples import message, write_mbox
-
 import trove
+from helpers.ingest_samples import message, write_mbox
 from trove.backends.base import FileStat
 from trove.ingest.report import IngestReport
 

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from ingest_samples import CountingEmbedder, message, write_mbox, write_pdf
 
 import trove
+from helpers.ingest_samples import CountingEmbedder, message, write_mbox, write_pdf
 from trove.ingest import parse
 from trove.ingest.report import IngestProgress
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import trove
+from helpers.threads import run_threads
 from trove.interfaces.config import Rights
 from trove.interfaces.workspaces import Workspaces
 
@@ -21,23 +22,12 @@ def test_writes_take_turns(tmp_path: Path) -> None:
         guard = Workspaces(kb, author_tier="explicit")
         events: list[str] = []
         kb.subscribe(lambda e: events.append(e["kind"]))
-        start = threading.Barrier(50)
-        failures: list[BaseException] = []
 
         def write(i: int) -> None:
-            start.wait()
-            try:
-                with guard.write(Rights(namespace="ops")) as ws:
-                    ws.write({"text": f"counter n{i:03d}x " * 50, "dedupe_key": "ctr"})
-            except BaseException as exc:  # pragma: no cover - reported below
-                failures.append(exc)
+            with guard.write(Rights(namespace="ops")) as ws:
+                ws.write({"text": f"counter n{i:03d}x " * 50, "dedupe_key": "ctr"})
 
-        threads = [threading.Thread(target=write, args=(i,)) for i in range(50)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert failures == []
+        run_threads(write, 50, together=True)
         assert events == ["written"] + ["updated"] * 49
         assert kb.stats().vectors == kb.stats().chunks == 1
 
@@ -54,7 +44,7 @@ def test_reads_share_and_a_waiting_write_goes_before_later_reads(tmp_path: Path)
                 both_inside.wait()  # breaks (timeout) unless two reads are in at once
                 order.append("read")
 
-        run(read_together, read_together)
+        run_threads(lambda _: read_together(), 2, timeout=20)
         assert order == ["read", "read"]
 
         order.clear()
@@ -84,8 +74,3 @@ def start(target: Callable[[], None]) -> threading.Thread:
     thread = threading.Thread(target=target)
     thread.start()
     return thread
-
-
-def run(*targets: Callable[[], None]) -> None:
-    for thread in [start(t) for t in targets]:
-        thread.join(20)

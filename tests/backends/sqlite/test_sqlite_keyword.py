@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import trove
+from helpers.threads import run_threads
 from trove.backends.sqlite import keyword, word_searcher
 from trove.search.query import parse
 
@@ -191,29 +191,15 @@ def test_close_stops_a_build(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 def test_concurrent_writers_and_searchers(kb: trove.Store) -> None:
     add_texts(kb, [f"seed graph {i}" for i in range(50)])
     kb.warm()
-    errors: list[BaseException] = []
 
-    def write(n: int) -> None:
-        try:
-            for i in range(20):
+    def write_or_search(n: int) -> None:  # three writers, two searchers
+        for i in range(20 if n < 3 else 30):
+            if n < 3:
                 kb.add(f"thread {n} graph {i} vector", source="t", source_id=f"{n}-{i % 5}")
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    def search() -> None:
-        try:
-            for _ in range(30):
+            else:
                 kb.search("graph vector", mode="keyword")
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
 
-    threads = [threading.Thread(target=write, args=(n,)) for n in range(3)]
-    threads += [threading.Thread(target=search) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    run_threads(write_or_search, 5)
     assert_same(kb, "graph vector thread seed")
 
 

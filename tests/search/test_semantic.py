@@ -1,5 +1,5 @@
 """Semantic and hybrid search, the embedder lock, and re-embedding (plumbing tests use
-the deterministic hash embedder; test_default_embedder.py uses the real model)."""
+the deterministic hash embedder; embedders/test_default_embedder.py uses the real model)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import trove
+from helpers.threads import run_threads
 from trove import EmbedderError, EmbedderMismatch, InvalidQuery
 from trove.embedders import HashEmbedder
 
@@ -326,26 +327,15 @@ def test_keyword_only_store_can_gain_vectors(durable_target: str) -> None:
 def test_one_store_serves_many_threads(tmp_path: Path) -> None:
     # apsw raises ThreadingViolationError on a connection busy in another thread; the
     # store must serialize instead (servers share one store; hybrid embeds on a thread).
-    import threading
-
     with trove.open(tmp_path / "kb.db", embedder="hash:64") as kb:
         load(kb)
-        failures: list[BaseException] = []
 
         def work(i: int) -> None:
-            try:
-                for j in range(15):
-                    kb.search("kitten purred on the mat", explain=True)
-                    kb.add(f"note {i} {j} about kittens", source="t", source_id=f"{i}-{j}")
-            except BaseException as exc:  # reported below
-                failures.append(exc)
+            for j in range(15):
+                kb.search("kitten purred on the mat", explain=True)
+                kb.add(f"note {i} {j} about kittens", source="t", source_id=f"{i}-{j}")
 
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert failures == []
+        run_threads(work, 6)
         assert kb.stats().documents == 4 + 6 * 15
 
 

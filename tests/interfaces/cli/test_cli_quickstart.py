@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from trove.interfaces.cli import cli
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "notes"
+SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "notes"
 
 
 @pytest.fixture(scope="module")

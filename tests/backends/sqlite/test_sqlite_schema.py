@@ -9,10 +9,11 @@ import apsw
 import pytest
 
 import trove
+from helpers.threads import run_threads
 from trove import NotATroveStore, SchemaTooNew, StoreError
 from trove.backends.sqlite.schema import APPLICATION_ID, LATEST_VERSION
 
-# The SQLite file format itself; tests/test_postgres*.py cover the PostgreSQL schema.
+# The SQLite file format itself; tests/backends/postgres/ covers the PostgreSQL schema.
 pytestmark = pytest.mark.sqlite_only
 
 
@@ -93,23 +94,6 @@ def test_two_connections_see_each_others_writes(db_path: Path) -> None:
 
 
 def test_two_connections_creating_one_file_at_once(db_path: Path) -> None:
-    import threading
-
-    failures: list[BaseException] = []
-    start = threading.Barrier(4)
-
-    def open_it() -> None:
-        start.wait()
-        try:
-            trove.open(db_path, embedder=None).close()
-        except BaseException as exc:  # reported below
-            failures.append(exc)
-
-    threads = [threading.Thread(target=open_it) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert failures == []
+    run_threads(lambda _: trove.open(db_path, embedder=None).close(), 4, together=True)
     with trove.open(db_path, embedder=None) as kb:
         assert kb.stats().schema_version == LATEST_VERSION

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from ingest_samples import message
+
+from helpers.ingest_samples import message
 
 MB = 1024 * 1024
 MESSAGES = 150

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from ingest_samples import write_pdf
 
 import trove
+from helpers.ingest_samples import write_pdf
 from trove.ingest.readers import page_at, pages_of
 
 PAGE = """<!doctype html><html><head><title>Cache decision | Team wiki</title>

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 from click.testing import CliRunner
-from llm_server import FakeLLM
 
 import trove
+from helpers.llm_server import FakeLLM
 from trove.interfaces.cli import cli
 
 TROVE = str(Path(sys.executable).with_name("trove"))

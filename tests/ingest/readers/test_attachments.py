@@ -6,9 +6,8 @@ from __future__ import annotations
 import email.message
 from pathlib import Path
 
-from ingest_samples import message, write_mbox, write_pdf
-
 import trove
+from helpers.ingest_samples import message, write_mbox, write_pdf
 from trove.ingest.readers import split_source_id
 
 

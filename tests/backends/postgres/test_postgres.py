@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import trove
+from helpers.threads import run_threads
 from trove import EmbedderMismatch, NotATroveStore, SchemaTooNew, StoreError
 from trove.backends.postgres import text as postgres_text
 from trove.backends.postgres.schema import LATEST_VERSION
@@ -259,18 +259,12 @@ def test_concurrent_writers_in_several_processes(pg_target: str) -> None:
 
 def test_racing_writers_of_one_key_make_one_added(pg_target: str) -> None:
     trove.open(pg_target, embedder=None).close()  # the schema exists
-    actions: list[str] = []
 
-    def write(i: int) -> None:
+    def write(i: int) -> str:
         with trove.open(pg_target, embedder=None) as kb:
-            actions.append(kb.write_many([{"text": f"v{i}", "dedupe_key": "k"}])[0].action)
+            return kb.write_many([{"text": f"v{i}", "dedupe_key": "k"}])[0].action
 
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert sorted(actions) == ["added"] + ["updated"] * 7
+    assert sorted(run_threads(write, 8)) == ["added"] + ["updated"] * 7
 
 
 def _restart(server: Any) -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingest_samples import message, write_mbox
-
 import trove
+from helpers.ingest_samples import message, write_mbox
 
 
 def docs(kb: trove.Store) -> dict[str, trove.Document]:

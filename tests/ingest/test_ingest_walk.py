@@ -10,7 +10,7 @@ import pytest
 
 import trove
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "notes"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "notes"
 
 
 @pytest.fixture
@@ -115,6 +115,7 @@ def test_sample_notes_are_searchable(kb: trove.Store) -> None:
     assert kb.search("数据库迁移")[0].source_id == "会议纪要-数据库迁移.md"
 
 
+@pytest.mark.slow
 def test_50_mb_text_file_is_stored_with_bounded_memory(db_path: Path, tmp_path: Path) -> None:
     big = tmp_path / "big" / "big.txt"
     big.parent.mkdir()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 import trove
+from helpers.threads import run_threads
 from trove import Forbidden, InvalidInput, InvalidQuery, NotFound
 
 
@@ -253,21 +252,12 @@ def test_concurrent_writes_to_one_dedupe_key_make_one_item(durable_target: str) 
     path = durable_target
     with trove.open(path, embedder=None) as kb:
         kb.add("seed", dedupe_key="counter")
-    errors: list[BaseException] = []
 
     def write(i: int) -> None:
-        try:
-            with trove.open(path, embedder=None) as kb:
-                kb.add(f"value {i}", dedupe_key="counter")
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        with trove.open(path, embedder=None) as kb:
+            kb.add(f"value {i}", dedupe_key="counter")
 
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(20)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    run_threads(write, 20)
     with trove.open(path, embedder=None) as kb:
         assert kb.stats().documents == 1
         assert kb.list().items[0].text.startswith("value ")
@@ -304,16 +294,10 @@ def test_racing_writers_of_a_new_key_make_one_written_event(tmp_path) -> None:
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:
         events: list[dict] = []
         kb.subscribe(events.append)
-        start = threading.Barrier(30)
 
         def write(i: int) -> None:
-            start.wait()
             kb.add(f"value {i}", dedupe_key="fresh")
 
-        threads = [threading.Thread(target=write, args=(i,)) for i in range(30)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_threads(write, 30, together=True)
         assert [e["kind"] for e in events].count("written") == 1
         assert kb.stats().documents == 1

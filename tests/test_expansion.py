@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from llm_server import FakeLLM
 
 import trove
+from helpers.llm_server import FakeLLM
 from trove.llm import ChatModel
 
 

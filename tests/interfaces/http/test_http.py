@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("fastapi", reason="needs the server extra")
 
 import trove
+from helpers.threads import run_threads
 from trove.interfaces.config import ServerConfig
 from trove.interfaces.http import SESSION_HEADER, create_app
 
@@ -291,7 +292,7 @@ def test_100_concurrent_writes_to_one_dedupe_key(url: str, store: trove.Store) -
     stop = store.subscribe(lambda e: events.append(e["kind"]))
     limits = httpx.Limits(max_connections=100)
     start = threading.Barrier(100)
-    with client(url, OPS, limits=limits) as c, ThreadPoolExecutor(max_workers=100) as pool:
+    with client(url, OPS, limits=limits) as c:
 
         def write(i: int) -> httpx.Response:
             c.get("/v1/stats")  # open a connection first, so that the writes arrive together
@@ -299,7 +300,7 @@ def test_100_concurrent_writes_to_one_dedupe_key(url: str, store: trove.Store) -
             body = {"text": f"counter n{i:03d}x now", "dedupe_key": "ctr", "metadata": {"i": i}}
             return c.post("/v1/items", json=body)
 
-        responses = list(pool.map(write, range(100)))
+        responses = run_threads(write, 100)
     stop()
     assert [r.status_code for r in responses] == [200] * 100
     assert len({r.json()["id"] for r in responses}) == 1

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from trove.interfaces.cli import cli
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "notes"
+README = Path(__file__).resolve().parents[3] / "README.md"
+SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "notes"
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from llm_server import FakeLLM
 
 import trove
+from helpers.llm_server import FakeLLM
 from trove.enrich import enrich_missing
 from trove.llm import ChatModel
 
