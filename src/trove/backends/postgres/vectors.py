@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import psycopg
@@ -186,13 +186,13 @@ class VectorStorage(Connected):
             return []
         vector = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
         where, params = filter_sql(filters, now)
-        table = sql.Identifier(checked_table(lock.table))
+        knn = _Knn(sql.Identifier(checked_table(lock.table)), vector, sql.SQL(where), params)
         indexed = lock.dimension <= _MAX_INDEXED_DIMENSION
         # An index scan costs about its ef_search: start with a window that usually holds
         # `limit` documents (a few chunks each) and widen only when it does not.
         window = max(limit * 2, 40)
         while indexed and window <= _MAX_EF_SEARCH:
-            rows = self._nearest(table, vector, window, where, params)
+            rows = self._nearest(knn, window)
             hits = collapse(*split_rows(rows), limit)
             if len(hits) >= limit or len(rows) < window:
                 return hits
@@ -200,48 +200,45 @@ class VectorStorage(Connected):
         # Too few of the nearest chunks pass the filter: rank exactly those that do.
         window = max(limit * 8, 100)
         while True:
-            rows = self._exact(table, vector, window, where, params)
+            rows = self._exact(knn, window)
             hits = collapse(*split_rows(rows), limit)
             if len(hits) >= limit or len(rows) < window:
                 return hits
             window *= 8
 
-    def _nearest(
-        self,
-        table: sql.Identifier,
-        vector: np.ndarray,
-        window: int,
-        where: str,
-        params: list[Any],
-    ) -> list[tuple[Any, ...]]:
+    def _nearest(self, knn: _Knn, window: int) -> list[tuple[Any, ...]]:
         query = sql.SQL(
             "WITH ann AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS dist FROM {table} "
             "ORDER BY embedding <=> %s LIMIT %s) "
             "SELECT a.chunk_id, 1 - a.dist, c.doc_id, c.idx, c.start_char, c.end_char, "
             "c.heading, coalesce({where}, false) FROM ann a JOIN chunk c ON c.id = a.chunk_id "
             "JOIN document d ON d.id = c.doc_id ORDER BY a.dist, a.chunk_id"
-        ).format(table=table, where=sql.SQL(where))
+        ).format(table=knn.table, where=knn.where)
         with self.transaction(), self.conn() as conn:
             # The index returns at most ef_search rows; the setting ends with the transaction.
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(window),))
-            return list(conn.execute(query, [vector, vector, window, *params]).fetchall())
+            return list(
+                conn.execute(query, [knn.vector, knn.vector, window, *knn.params]).fetchall()
+            )
 
-    def _exact(
-        self,
-        table: sql.Identifier,
-        vector: np.ndarray,
-        window: int,
-        where: str,
-        params: list[Any],
-    ) -> list[tuple[Any, ...]]:
+    def _exact(self, knn: _Knn, window: int) -> list[tuple[Any, ...]]:
         # "+ 0" keeps the planner off the HNSW index, which would filter after its top k.
         query = sql.SQL(
             "SELECT v.chunk_id, 1 - (v.embedding <=> %s), c.doc_id, c.idx, c.start_char, "
             "c.end_char, c.heading, true FROM {table} v JOIN chunk c ON c.id = v.chunk_id "
             "JOIN document d ON d.id = c.doc_id WHERE {where} "
             "ORDER BY (v.embedding <=> %s) + 0, v.chunk_id LIMIT %s"
-        ).format(table=table, where=sql.SQL(where))
-        return self.rows(query, [vector, *params, vector, window])
+        ).format(table=knn.table, where=knn.where)
+        return self.rows(query, [knn.vector, *knn.params, knn.vector, window])
+
+
+class _Knn(NamedTuple):
+    """A k-NN query: the vector table, the query vector, the filter and its parameters."""
+
+    table: sql.Identifier
+    vector: np.ndarray
+    where: sql.SQL
+    params: list[Any]
 
 
 def checked_table(table: str) -> str:

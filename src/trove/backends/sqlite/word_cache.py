@@ -6,7 +6,7 @@ postings read-only, so processes serving one store share them, and opening costs
 the chunk ids and the vocabulary rather than tokenizing every chunk (tens of seconds at
 100k chunks on a busy machine).
 
-Why it is never wrong, as for the vector cache (see sqlite_index_cache.py): a save
+Why it is never wrong, as for the vector cache (see index_cache.py): a save
 commits a fresh epoch to ``meta`` as the file takes its place, and the file is used only
 while the two agree (a restored or replaced store has another epoch); chunk ids are never
 reused and a chunk's text never changes under its id, so the rows the cache shares with
