@@ -59,9 +59,7 @@ def test_a_replace_over_a_stored_item_is_prepared_once(
     assert kb.get(first).text == "v2"  # type: ignore[union-attr]
 
 
-def test_a_merge_prepares_the_merged_record_too(
-    kb: Store, prepared: list[dict[str, Any]]
-) -> None:
+def test_a_merge_prepares_the_merged_record_too(kb: Store, prepared: list[dict[str, Any]]) -> None:
     ws = kb.workspace("ops")
     doc_id = ws.write({"text": "v1", "dedupe_key": "k", "title": "kept"})
     prepared.clear()

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import base64
 import builtins
 import inspect
-import json
 import os
 import reprlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -14,22 +12,24 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from trove import originals, validate
-from trove.agent import purgeable
+from trove import listing, originals, validate
+from trove.agent import settings as agent_settings
 from trove.backends.base import Backend
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.embedders.base import Embedder, scripts_of
 from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
-from trove.enrich import wanted, with_enrichment
-from trove.errors import InvalidInput, InvalidQuery, NotFound
+from trove.enrich import enrich as enrich_now
+from trove.enrich import enrichments, wanted, with_enrichment
+from trove.errors import InvalidQuery, NotFound
 from trove.events import EVENT_KINDS, Events
 from trove.expansion import CacheCounts
 from trove.ingest import ownership
 from trove.llm import ChatModel
-from trove.memory import atomic, canonical, lifecycle, own_vectors, upsert
+from trove.memory import atomic, canonical, edges, lifecycle, own_vectors, upsert
 from trove.memory.access import AccessRecorder
 from trove.memory.clusters import Clusters
 from trove.models import MODES, Chunk, ChunkHit, Document, Edge, Hit, Page, Stats
+from trove.opening import ClosedBackend
 from trove.rwlock import ReadWriteLock
 from trove.search import budget, calibration, memory_rank, snippet, snippet_text
 from trove.search.bounds import bounded
@@ -106,8 +106,6 @@ class Store:
 
     def close(self) -> None:
         """Close the store; using it afterwards raises ``StoreError`` (closing again is fine)."""
-        from trove.opening import ClosedBackend
-
         if isinstance(self._llm, ChatModel):
             self._llm.close()
         self.access.close()
@@ -126,19 +124,13 @@ class Store:
         self.backend.warm()
 
     def reading(self) -> AbstractContextManager[None]:
-        """``with kb.reading(): ...`` runs alongside other readers, never beside a writer.
-
-        For a store shared by threads (the servers' request handlers): the backend runs one
-        statement at a time and keeps a transaction to its thread, but a write is more than
-        its transaction. It reads first (is this key taken? which chunks change?), commits,
-        then updates the in-memory vector index; two writes to one item could interleave
-        those steps, and a search between them could see rows without their vectors. The
-        store's own methods do not take this lock: its threaded callers do."""
+        """``with kb.reading(): ...`` runs beside other readers, never beside a writer: for
+        threads sharing the store (see :mod:`trove.rwlock`; the store's own methods do not
+        take it)."""
         return self._lock.read()
 
     def writing(self) -> AbstractContextManager[None]:
-        """``with kb.writing(): ...`` runs alone: after the readers and writers before it,
-        and before readers that come while it waits (see :meth:`reading`)."""
+        """``with kb.writing(): ...`` runs alone (readers that come while it waits, after it)."""
         return self._lock.write()
 
     @property
@@ -180,17 +172,13 @@ class Store:
 
     def enrichment(self, doc_id: str) -> dict[str, Any] | None:
         """A document's write-time enrichment (``status``: done, failed or stale), or None."""
-        from trove.enrich import enrichments
-
         rows = enrichments(self)
         return None if rows is None else rows.get(doc_id)
 
     def settings(self, **changes: str | None) -> dict[str, str]:
         """The store's own defaults (kept in the file), after applying ``changes``:
         ``expand`` (``llm`` or ``off``) and ``enrich`` (``on`` or ``off``)."""
-        from trove.agent import settings
-
-        return settings(self, **changes)
+        return agent_settings(self, **changes)
 
     # --- writing ----------------------------------------------------------------------
 
@@ -265,8 +253,6 @@ class Store:
             doc_id = self.write_many([record], on_conflict=on_conflict)[0].id
             originals.attach(self, doc_id, original, original_name, media_type)
         if enrich is not False and wanted(self, enrich):
-            from trove.enrich import enrich as enrich_now
-
             enrich_now(self, [doc_id])
         return doc_id
 
@@ -304,8 +290,6 @@ class Store:
             self.writer, items, batch_size=batch_size, author_tier=tier, on_conflict=on_conflict
         )
         if enriching:
-            from trove.enrich import enrich as enrich_now
-
             enrich_now(self, [r.id for r in results if r.action != "unchanged"])
         return results
 
@@ -313,39 +297,18 @@ class Store:
         """Tombstone a document: gone from search and :meth:`get`, back with :meth:`restore`.
 
         Returns True if this call deleted it, False if it was deleted already."""
-        doc = self.backend.get_document(doc_id, with_text=False)
-        if doc is None:
-            raise NotFound(f"no document with id {doc_id!r}")
-        if doc.deleted_at is not None:
-            return False
-        with self.transaction():
-            self.backend.set_deleted(doc_id, now())
-            self.backend.remove_members(None, [doc_id])  # out of its clusters
-            self.notify("deleted", doc)
-        return True
+        return lifecycle.delete(self, doc_id)
 
     def restore(self, doc_id: str) -> None:
         """Undo :meth:`delete` (until :meth:`purge` removes the document for good)."""
-        doc = self.backend.get_document(doc_id, with_text=False)
-        if doc is None:
-            raise NotFound(f"no document with id {doc_id!r} (purged documents cannot return)")
-        if doc.deleted_at is not None:
-            self.backend.set_deleted(doc_id, None)
-            self.notify("restored", doc)
+        lifecycle.restore(self, doc_id)
 
     def purge(self, ids: Iterable[str] | None = None) -> int:
         """Remove documents for good; returns how many.
 
         Without ``ids``: every tombstoned and expired document. With ``ids``: those
         documents, whatever their state (unknown ids are skipped, and not counted)."""
-        if ids is not None:
-            return lifecycle.purge(self, ids)
-        stamp = now()
-        doomed = purgeable(self, stamp) if self.events.listening("purged") else {}
-        purged = self.backend.purge(stamp)
-        for doc_id in purged:
-            self.notify("purged", doomed.get(doc_id) or Document(id=doc_id, text=""))
-        return len(purged)
+        return lifecycle.purge_spent(self) if ids is None else lifecycle.purge(self, ids)
 
     def clear(self, namespace: str) -> int:
         """Remove every document of ``namespace`` for good (all scopes, deleted ones too),
@@ -397,72 +360,17 @@ class Store:
         ownership.mark_edited(self.backend, old)  # the next ingest restores the file's text
         return doc_id
 
-    def list(
-        self,
-        namespace: str = "default",
-        *,
-        scope: str | Sequence[str] | None = None,
-        session: str | None = None,
-        cursor: str | None = None,
-        limit: int = 20,
-        include_deleted: bool = False,
-        **filters: Any,
-    ) -> Page:
-        """Documents of a namespace, newest first, a page at a time.
-
-        Expired documents are listed (``doc.expired``), deleted ones only with
-        ``include_deleted``. Pass ``page.cursor`` back for the next page. Filters as in
-        :meth:`search` (source, doc_type, author, tags, since, until, entities,
-        min_importance, min_confidence) and ``max_compression`` (memories a caller may
-        summarise: ``max_compression=0``); metadata is not a list filter.
-        """
-        if not isinstance(limit, int) or not 0 < limit <= 1000:
-            raise InvalidQuery("limit must be between 1 and 1000")
-        if "metadata" in filters:
-            raise InvalidQuery("list does not filter by metadata; search does")
-        where = Filters.build(namespace=namespace, scope=scope, **filters)
-        scopes = where.scope
-        after = decode_cursor(cursor) if cursor else None
-        items = self.backend.list_documents(
-            namespace,
-            scope=scopes,
-            session=session,
-            after=after,
-            limit=limit,
-            include_deleted=include_deleted,
-            filters=where,
-        )
-        last = items[-1] if len(items) == limit else None
-        return Page(items, encode_cursor(last) if last else None)
-
     def link(self, src: str, dst: str, type: str = "relates_to", weight: float = 1.0) -> Edge:
         """A typed, weighted edge from ``src`` to ``dst`` (linking again sets the weight)."""
-        if not type or not isinstance(type, str):
-            raise InvalidInput("an edge needs a type, e.g. relates_to or supersedes")
-        validate.string(type, "type")
-        weight = validate.number(weight, "weight", *validate.WEIGHT_RANGE)
-        for doc_id in (src, dst):
-            if self.peek(doc_id) is None:
-                raise NotFound(f"no document with id {doc_id!r}")
-        if src == dst:
-            raise InvalidInput("a document cannot link to itself")
-        self.backend.put_edge(src, dst, type, float(weight), now())
-        # Read back: a link made again keeps its first created_at.
-        for edge in self.backend.edges_of([src], type):
-            if edge.src == src and edge.dst == dst:
-                return edge
-        return Edge(src, dst, type, float(weight))  # pragma: no cover - just written
+        return edges.link(self, src, dst, type, weight)
 
     def unlink(self, src: str, dst: str, type: str | None = None) -> int:
         """Remove the edges from ``src`` to ``dst`` (of one type, or all); returns how many."""
         return self.backend.delete_edges(src, dst, type)
 
-    def neighbors(self, doc_id: str, type: str | None = None) -> builtins.list[Edge]:
+    def neighbors(self, doc_id: str, type: str | None = None) -> list[Edge]:
         """Edges from or to ``doc_id`` whose other end is a live document, heaviest first."""
-        edges = self.backend.edges_of([doc_id], type)
-        live = {e.dst if e.src == doc_id else e.src for e in edges}
-        live = {d for d in live if self.peek(d) is not None}
-        return [e for e in edges if (e.dst if e.src == doc_id else e.src) in live]
+        return edges.neighbors(self, doc_id, type)
 
     def workspace(self, namespace: str = "default", **rights: Any) -> Workspace:
         """This store as one caller sees it: see :class:`trove.workspace.Workspace`."""
@@ -649,7 +557,7 @@ class Store:
     def _has_duplicates(self) -> bool:
         return self.backend.get_meta(canonical.META_KEY) is not None
 
-    def canonicalize(self, **options: Any) -> builtins.list[canonical.DuplicateGroup]:
+    def canonicalize(self, **options: Any) -> list[canonical.DuplicateGroup]:
         """Fold near-duplicates into canonical documents (reversible, nothing deleted):
         ``threshold``, ``text_threshold``, ``namespace``, ``rule``, ``dry_run``; see
         :mod:`trove.memory.canonical`."""
@@ -804,17 +712,7 @@ class Store:
         """Counts and sizes (of one namespace, if given); never loads an embedding model.
 
         ``session`` counts only that session's session-scoped items (``""``: none)."""
-        data = self.backend.stats(now(), namespace, session)
-        lock = self.backend.vector_lock()
-        vectors = self.backend.vector_count(namespace, session)
-        return Stats(
-            **data,
-            embedder=None if lock is None else lock.to_dict(),
-            vectors=vectors,
-            expansion_cache=self.expansion_counts.to_dict(),
-            chunks_without_vectors=max(0, data["chunks"] - vectors),
-            keyword_only=self.vectors.keyword_only and lock is None,
-        )
+        return listing.stats(self.backend, self.vectors, self.expansion_counts, namespace, session)
 
     # --- folders ----------------------------------------------------------------------
 
@@ -839,18 +737,37 @@ class Store:
         ).items():
             yield source_id, doc_id, digest, deleted
 
+    # Last in the class: from here on ``list`` names this method, not the builtin (the
+    # public name is the contract; the shadowing stops at the class's end).
+    def list(
+        self,
+        namespace: str = "default",
+        *,
+        scope: str | Sequence[str] | None = None,
+        session: str | None = None,
+        cursor: str | None = None,
+        limit: int = 20,
+        include_deleted: bool = False,
+        **filters: Any,
+    ) -> Page:
+        """Documents of a namespace, newest first, a page at a time.
 
-def encode_cursor(doc: Document) -> str:
-    payload = json.dumps([to_epoch(doc.created_at), doc.id]).encode()
-    return base64.urlsafe_b64encode(payload).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[float, str]:
-    try:
-        created, doc_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        return float(created), str(doc_id)
-    except (ValueError, TypeError):
-        raise InvalidQuery(f"not a cursor from list(): {cursor!r}") from None
+        Expired documents are listed (``doc.expired``), deleted ones only with
+        ``include_deleted``. Pass ``page.cursor`` back for the next page. Filters as in
+        :meth:`search` (source, doc_type, author, tags, since, until, entities,
+        min_importance, min_confidence) and ``max_compression`` (memories a caller may
+        summarise: ``max_compression=0``); metadata is not a list filter.
+        """
+        return listing.page(
+            self.backend,
+            namespace,
+            scope=scope,
+            session=session,
+            cursor=cursor,
+            limit=limit,
+            include_deleted=include_deleted,
+            **filters,
+        )
 
 
 def _expired(doc: Document) -> bool:
