@@ -84,6 +84,7 @@ class Store:
         self.events = Events()
         self.vectors = Vectorizer(backend, embedder, default_embedder)
         chunker = Chunker(chunk_chars, chunk_overlap)
+        # The one write path: add, write_many, update, workspaces and ingest all use it.
         self.writer = Writer(backend, self.vectors, chunker, self.notify)
         # Servers' request threads: reads together, a write alone (see reading/writing).
         self._lock = ReadWriteLock()
