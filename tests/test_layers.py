@@ -1,8 +1,6 @@
 """The package's shape: no import cycles between layers, modules and functions within the
-house limits. Drawn from the source by tools/layers.py and tools/sizes.py.
-
-``KNOWN_*`` list what the code has today (issue 13 removes them); the tests fail when a new
-cycle or oversize appears, and also when a listed one is gone, so the lists stay true.
+house limits (DDL and route tables excepted, as tools/sizes.py counts). Drawn from the
+source by tools/layers.py and tools/sizes.py.
 """
 
 from __future__ import annotations
@@ -27,14 +25,6 @@ def _tool(name: str) -> ModuleType:
 layers = _tool("layers")
 sizes = _tool("sizes")
 
-# Layer cycles in the code today (issue 13). Empty these as the layers are untangled.
-KNOWN_CYCLES = {}
-
-# Modules and functions past the limits today (issue 13).
-KNOWN_OVERSIZE = {
-    "trove/store.py: module",
-}
-
 
 def _write(root: Path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
@@ -44,19 +34,12 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def test_no_new_layer_cycles() -> None:
-    found = {tangled: closing for tangled, closing in layers.cycles()}
-    new = {t: c for t, c in found.items() if t not in KNOWN_CYCLES}
-    assert not new, f"new import cycle between layers: {new}"
-    gone = KNOWN_CYCLES - found.keys()
-    assert not gone, f"cycle gone: remove {sorted(map(sorted, gone))} from KNOWN_CYCLES"
+def test_no_import_cycle_between_layers() -> None:
+    assert layers.cycles() == []
 
 
-def test_no_new_oversize() -> None:
-    found = {line.rpartition(" (")[0] for line in sizes.oversized()}
-    assert not found - KNOWN_OVERSIZE, f"past the size limits: {sorted(found - KNOWN_OVERSIZE)}"
-    gone = KNOWN_OVERSIZE - found
-    assert not gone, f"within the limits now: remove {sorted(gone)} from KNOWN_OVERSIZE"
+def test_every_module_and_function_within_the_limits() -> None:
+    assert sizes.oversized() == []
 
 
 def test_cycle_through_function_and_type_imports_is_found(tmp_path: Path) -> None:

@@ -2,40 +2,38 @@
 
 from __future__ import annotations
 
-import base64
 import builtins
 import functools
-import inspect
-import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from trove import originals, validate
-from trove.agent import purgeable
+from trove import agent, listing, originals, store_writes, validate
+from trove.agent import settings as agent_settings
 from trove.backends.base import Backend, FileState, LocalIndexes
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.embedders.base import Embedder
 from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
-from trove.enrich import wanted, with_enrichment
-from trove.errors import InvalidInput, InvalidQuery, NotFound
+from trove.enrich import enrichments, with_enrichment
+from trove.errors import InvalidQuery
 from trove.events import EVENT_KINDS, Events
 from trove.expansion import CacheCounts
 from trove.ingest import ownership
 from trove.llm import ChatModel
-from trove.memory import atomic, canonical, lifecycle, own_vectors, upsert
+from trove.memory import atomic, canonical, edges, lifecycle, own_vectors
 from trove.memory.access import AccessRecorder
 from trove.memory.clusters import Clusters
 from trove.models import Document, Edge, Page, Stats
+from trove.opening import ClosedBackend
 from trove.rwlock import ReadWriteLock
 from trove.search import budget, memory_rank
 from trove.search.filters import Filters
 from trove.search.fusion import FUSIONS
 from trove.search.hybrid import HybridSearch
 from trove.search.variants import SearchResults
-from trove.timeutil import TimeLike, now, to_epoch
+from trove.timeutil import now
 from trove.workspace import Workspace
 from trove.write import Chunker, Writer, WriteResult
 
@@ -70,6 +68,7 @@ class Store:
         self.events = Events()
         self.vectors = Vectorizer(backend, embedder, default_embedder)
         chunker = Chunker(chunk_chars, chunk_overlap)
+        # The one write path: add, write_many, update, workspaces and ingest all use it.
         self.writer = Writer(backend, self.vectors, chunker, self.notify)
         # Servers' request threads: reads together, a write alone (see reading/writing).
         self._lock = ReadWriteLock()
@@ -92,8 +91,6 @@ class Store:
 
     def close(self) -> None:
         """Close the store; using it afterwards raises ``StoreError`` (closing again is fine)."""
-        from trove.opening import ClosedBackend
-
         if isinstance(self._llm, ChatModel):
             self._llm.close()
         self.access.close()
@@ -113,19 +110,13 @@ class Store:
             self.backend.warm()
 
     def reading(self) -> AbstractContextManager[None]:
-        """``with kb.reading(): ...`` runs alongside other readers, never beside a writer.
-
-        For a store shared by threads (the servers' request handlers): the backend runs one
-        statement at a time and keeps a transaction to its thread, but a write is more than
-        its transaction. It reads first (is this key taken? which chunks change?), commits,
-        then updates the in-memory vector index; two writes to one item could interleave
-        those steps, and a search between them could see rows without their vectors. The
-        store's own methods do not take this lock: its threaded callers do."""
+        """``with kb.reading(): ...`` runs beside other readers, never beside a writer: for
+        threads sharing the store (see :mod:`trove.rwlock`; the store's own methods do not
+        take it)."""
         return self._lock.read()
 
     def writing(self) -> AbstractContextManager[None]:
-        """``with kb.writing(): ...`` runs alone: after the readers and writers before it,
-        and before readers that come while it waits (see :meth:`reading`)."""
+        """``with kb.writing(): ...`` runs alone (readers that come while it waits, after it)."""
         return self._lock.write()
 
     @property
@@ -167,289 +158,38 @@ class Store:
 
     def enrichment(self, doc_id: str) -> dict[str, Any] | None:
         """A document's write-time enrichment (``status``: done, failed or stale), or None."""
-        from trove.enrich import enrichments
-
         rows = enrichments(self)
         return None if rows is None else rows.get(doc_id)
 
     def settings(self, **changes: str | None) -> dict[str, str]:
         """The store's own defaults (kept in the file), after applying ``changes``:
         ``expand`` (``llm`` or ``off``) and ``enrich`` (``on`` or ``off``)."""
-        from trove.agent import settings
+        return agent_settings(self, **changes)
 
-        return settings(self, **changes)
+    # --- writing: the bodies are in trove/store_writes.py -------------------------
 
-    # --- writing ----------------------------------------------------------------------
-
-    def add(
-        self,
-        text: str,
-        *,
-        source: str = "",
-        source_id: str | None = None,
-        doc_type: str = "",
-        title: str = "",
-        author: str = "",
-        participants: Iterable[str] = (),
-        timestamp: TimeLike | None = None,
-        url: str = "",
-        thread_id: str = "",
-        channel: str = "",
-        tags: Iterable[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-        namespace: str = "default",
-        dedupe_key: str | None = None,
-        expires_at: TimeLike | None = None,
-        scope: str = "workspace",
-        session: str | None = None,
-        importance: float | None = None,
-        ttl: float | None = None,
-        enrich: bool | None = None,
-        confidence: float | None = None,
-        compression_level: int | None = None,
-        entities: Iterable[str] = (),
-        source_turn_ids: Iterable[str] = (),
-        index: bool | str = True,
-        keyword_text: str | None = None,
-        semantic_text: str | None = None,
-        vector: Sequence[float] | None = None,
-        on_conflict: str = "replace",
-        original: bytes | os.PathLike[str] | None = None,
-        original_name: str = "",
-        media_type: str = "",
-    ) -> str:
-        """Store a document and return its id.
-
-        The id is stable: the same ``(namespace, source, source_id)``, or the same
-        ``dedupe_key`` within ``(namespace, scope)``, updates the document in place;
-        identical content is a no-op. ``scope`` is ``workspace``, ``session`` (visible
-        only to readers of the same ``session``) or ``global`` (readable from every
-        namespace); ``ttl`` is seconds until the document expires. ``enrich`` asks the
-        configured LLM for a summary, keywords and entities (default: the store's
-        ``settings()``); see :mod:`trove.enrich`.
-
-        ``importance`` (default 0.5) and ``confidence`` (default 1.0) are yours to set;
-        ``compression_level``, ``entities`` and ``source_turn_ids`` too. ``index``
-        (``True``, ``False``, ``"keyword"``, ``"semantic"``) says which indexes hold the
-        entry, ``keyword_text``/``semantic_text`` what they index instead of the text
-        (see :mod:`trove.memory.entry`); ``vector`` is your own embedding of the entry
-        (see :mod:`trove.memory.own_vectors`).
-        ``on_conflict`` says what happens to a key already stored: ``replace`` (the
-        default) makes this the whole record, ``merge`` changes only the arguments given
-        (those not left at their defaults), ``keep`` leaves the stored document as it is.
-        ``original`` (bytes, or a file's path, read in pieces) keeps the source the text
-        came from, named ``original_name``, of ``media_type`` (see :meth:`original`).
-        """
-        record = dict(locals())
-        del record["self"], record["on_conflict"], record["enrich"]
-        for key in ("original", "original_name", "media_type"):
-            del record[key]
-        if on_conflict == "merge":
-            record = upsert.given(record, _ADD_DEFAULTS)
-        if original is None:
-            return self.write_many([record], on_conflict=on_conflict, enrich=enrich)[0].id
-        with self.transaction():  # the document and its original, or neither
-            doc_id = self.write_many([record], on_conflict=on_conflict)[0].id
-            originals.attach(self, doc_id, original, original_name, media_type)
-        if enrich is not False and wanted(self, enrich):
-            from trove.enrich import enrich as enrich_now
-
-            enrich_now(self, [doc_id])
-        return doc_id
-
-    def add_many(
-        self,
-        items: Iterable[Mapping[str, Any]],
-        *,
-        batch_size: int = 256,
-        on_conflict: str = "replace",
-    ) -> list[str]:
-        """Store many documents (dicts of :meth:`add`'s arguments), one transaction per
-        batch; ``on_conflict`` as in :meth:`add` (with ``merge``, an item's keys are the
-        fields it gives)."""
-        results = self.write_many(items, batch_size=batch_size, on_conflict=on_conflict)
-        return [result.id for result in results]
-
-    def write_many(
-        self,
-        items: Iterable[Mapping[str, Any]],
-        *,
-        batch_size: int = 256,
-        author_tier: str | None = None,
-        enrich: bool | None = None,
-        on_conflict: str = "replace",
-    ) -> list[WriteResult]:
-        """Like :meth:`add_many`, saying for each item what the write did.
-
-        ``author_tier`` is set by the interface that received the writes (default: the
-        store's, ``explicit`` for library calls). ``enrich``: as in :meth:`add`, after
-        the writes commit (a failure leaves them stored, marked un-enriched).
-        """
-        tier = author_tier or self.author_tier
-        enriching = enrich is not False and wanted(self, enrich)  # refused before writing
-        results = upsert.write_many(
-            self.writer, items, batch_size=batch_size, author_tier=tier, on_conflict=on_conflict
-        )
-        if enriching:
-            from trove.enrich import enrich as enrich_now
-
-            enrich_now(self, [r.id for r in results if r.action != "unchanged"])
-        return results
-
-    def delete(self, doc_id: str) -> bool:
-        """Tombstone a document: gone from search and :meth:`get`, back with :meth:`restore`.
-
-        Returns True if this call deleted it, False if it was deleted already."""
-        doc = self.backend.get_document(doc_id, with_text=False)
-        if doc is None:
-            raise NotFound(f"no document with id {doc_id!r}")
-        if doc.deleted_at is not None:
-            return False
-        with self.transaction():
-            self.backend.set_deleted(doc_id, now())
-            self.backend.remove_members(None, [doc_id])  # out of its clusters
-            self.notify("deleted", doc)
-        return True
-
-    def restore(self, doc_id: str) -> None:
-        """Undo :meth:`delete` (until :meth:`purge` removes the document for good)."""
-        doc = self.backend.get_document(doc_id, with_text=False)
-        if doc is None:
-            raise NotFound(f"no document with id {doc_id!r} (purged documents cannot return)")
-        if doc.deleted_at is not None:
-            self.backend.set_deleted(doc_id, None)
-            self.notify("restored", doc)
-
-    def purge(self, ids: Iterable[str] | None = None) -> int:
-        """Remove documents for good; returns how many.
-
-        Without ``ids``: every tombstoned and expired document. With ``ids``: those
-        documents, whatever their state (unknown ids are skipped, and not counted)."""
-        if ids is not None:
-            return lifecycle.purge(self, ids)
-        stamp = now()
-        doomed = purgeable(self, stamp) if self.events.listening("purged") else {}
-        purged = self.backend.purge(stamp)
-        for doc_id in purged:
-            self.notify("purged", doomed.get(doc_id) or Document(id=doc_id, text=""))
-        return len(purged)
-
-    def clear(self, namespace: str) -> int:
-        """Remove every document of ``namespace`` for good (all scopes, deleted ones too),
-        in one transaction; returns how many. A write racing it is either removed whole or
-        kept whole."""
-        return lifecycle.clear(self, namespace)
-
-    def transaction(self) -> AbstractContextManager[None]:
-        """``with kb.transaction(): ...`` makes the writes inside (adds, updates, deletes,
-        links) one transaction: all kept, or none if the block raises. Events are emitted
-        after the commit, and not at all on a rollback."""
-        return atomic.transaction(self)
-
-    def reembed(
-        self,
-        embedder: EmbedderSpec = AUTO,
-        *,
-        missing: bool = False,
-        batch_size: int = 256,
-        progress: Callable[[int], None] | None = None,
-    ) -> int:
-        """Rebuild vectors; returns how many chunks were embedded.
-
-        ``missing=True`` embeds only chunks without a vector (after a crash, or for a
-        store that was written keyword-only). Otherwise every chunk is embedded with
-        ``embedder`` into a new table, and the store switches to it in one transaction:
-        a crash midway leaves the old vectors in use.
-        """
-        return self.vectors.reembed(
-            embedder, missing=missing, batch_size=batch_size, progress=progress
-        )
-
-    def update(self, doc_id: str, **changes: Any) -> str:
-        """Change a document's ``text``, ``title``, ``tags``, ``metadata`` (replaced),
-        ``importance``, ``expires_at`` or ``ttl``, or its memory fields and entry control
-        (``confidence``, ``compression_level``, ``entities``, ``source_turn_ids``,
-        ``index``, ``keyword_text``, ``semantic_text``); its id, provenance, ``author_tier``
-        (who wrote it: an agent's edit of a human's note leaves it the human's) and
-        created_at stay.
-
-        Scope, dedupe key, namespace and provenance cannot change (``InvalidInput``).
-        """
-        upsert.check_updatable(changes)
-        old = self.peek(doc_id)
-        if old is None:
-            raise NotFound(f"no document with id {doc_id!r}")
-        item = upsert.changed(old, changes)
-        self.writer.write([self.writer.prepare(item, author_tier=old.author_tier, doc_id=doc_id)])
-        ownership.mark_edited(self.backend, old)  # the next ingest restores the file's text
-        return doc_id
-
-    def list(
-        self,
-        namespace: str = "default",
-        *,
-        scope: str | Sequence[str] | None = None,
-        session: str | None = None,
-        cursor: str | None = None,
-        limit: int = 20,
-        include_deleted: bool = False,
-        **filters: Any,
-    ) -> Page:
-        """Documents of a namespace, newest first, a page at a time.
-
-        Expired documents are listed (``doc.expired``), deleted ones only with
-        ``include_deleted``. Pass ``page.cursor`` back for the next page. Filters as in
-        :meth:`search` (source, doc_type, author, tags, since, until, entities,
-        min_importance, min_confidence) and ``max_compression`` (memories a caller may
-        summarise: ``max_compression=0``); metadata is not a list filter.
-        """
-        if not isinstance(limit, int) or not 0 < limit <= 1000:
-            raise InvalidQuery("limit must be between 1 and 1000")
-        if "metadata" in filters:
-            raise InvalidQuery("list does not filter by metadata; search does")
-        where = Filters.build(namespace=namespace, scope=scope, **filters)
-        scopes = where.scope
-        after = decode_cursor(cursor) if cursor else None
-        items = self.backend.list_documents(
-            namespace,
-            scope=scopes,
-            session=session,
-            after=after,
-            limit=limit,
-            include_deleted=include_deleted,
-            filters=where,
-        )
-        last = items[-1] if len(items) == limit else None
-        return Page(items, encode_cursor(last) if last else None)
+    add = store_writes.add
+    add_many = store_writes.add_many
+    write_many = store_writes.write_many
+    delete = store_writes.delete
+    restore = store_writes.restore
+    purge = store_writes.purge
+    clear = store_writes.clear
+    transaction = store_writes.transaction
+    reembed = store_writes.reembed
+    update = store_writes.update
 
     def link(self, src: str, dst: str, type: str = "relates_to", weight: float = 1.0) -> Edge:
         """A typed, weighted edge from ``src`` to ``dst`` (linking again sets the weight)."""
-        if not type or not isinstance(type, str):
-            raise InvalidInput("an edge needs a type, e.g. relates_to or supersedes")
-        validate.string(type, "type")
-        weight = validate.number(weight, "weight", *validate.WEIGHT_RANGE)
-        for doc_id in (src, dst):
-            if self.peek(doc_id) is None:
-                raise NotFound(f"no document with id {doc_id!r}")
-        if src == dst:
-            raise InvalidInput("a document cannot link to itself")
-        self.backend.put_edge(src, dst, type, float(weight), now())
-        # Read back: a link made again keeps its first created_at.
-        for edge in self.backend.edges_of([src], type):
-            if edge.src == src and edge.dst == dst:
-                return edge
-        return Edge(src, dst, type, float(weight))  # pragma: no cover - just written
+        return edges.link(self, src, dst, type, weight)
 
     def unlink(self, src: str, dst: str, type: str | None = None) -> int:
         """Remove the edges from ``src`` to ``dst`` (of one type, or all); returns how many."""
         return self.backend.delete_edges(src, dst, type)
 
-    def neighbors(self, doc_id: str, type: str | None = None) -> builtins.list[Edge]:
+    def neighbors(self, doc_id: str, type: str | None = None) -> list[Edge]:
         """Edges from or to ``doc_id`` whose other end is a live document, heaviest first."""
-        edges = self.backend.edges_of([doc_id], type)
-        live = {e.dst if e.src == doc_id else e.src for e in edges}
-        live = {d for d in live if self.peek(d) is not None}
-        return [e for e in edges if (e.dst if e.src == doc_id else e.src) in live]
+        return edges.neighbors(self, doc_id, type)
 
     def workspace(self, namespace: str = "default", **rights: Any) -> Workspace:
         """This store as one caller sees it: see :class:`trove.workspace.Workspace`."""
@@ -502,14 +242,12 @@ class Store:
         """:meth:`get` for trove's own checks: no ``retrieved`` event, no recorded use."""
         validate.string(doc_id, "doc_id", InvalidQuery)
         doc = self.backend.get_document(doc_id)
-        if doc is None or doc.deleted_at is not None or _expired(doc):
+        if doc is None or doc.deleted_at is not None or doc.expired:
             return None
         return doc
 
     def _expand_default(self) -> int | str:
-        from trove.agent import expand_default
-
-        return expand_default(self)
+        return agent.expand_default(self)
 
     def flush_access(self) -> int:
         """Write the pending access counts now (they are otherwise written about once a
@@ -619,9 +357,7 @@ class Store:
             where = Filters.build(**filters)
             return SearchResults(own_vectors.search(self, vector, where, limit, explain))
         if variants or expand == "llm":
-            from trove.agent import search_variants
-
-            return search_variants(
+            return agent.search_variants(
                 self,
                 with_enrichment(self, self._hybrid.search),
                 query,
@@ -665,17 +401,7 @@ class Store:
         """Counts and sizes (of one namespace, if given); never loads an embedding model.
 
         ``session`` counts only that session's session-scoped items (``""``: none)."""
-        data = self.backend.stats(now(), namespace, session)
-        lock = self.backend.vector_lock()
-        vectors = self.backend.vector_count(namespace, session)
-        return Stats(
-            **data,
-            embedder=None if lock is None else lock.to_dict(),
-            vectors=vectors,
-            expansion_cache=self.expansion_counts.to_dict(),
-            chunks_without_vectors=max(0, data["chunks"] - vectors),
-            keyword_only=self.vectors.keyword_only and lock is None,
-        )
+        return listing.stats(self.backend, self.vectors, self.expansion_counts, namespace, session)
 
     # --- folders ----------------------------------------------------------------------
 
@@ -734,28 +460,34 @@ class Store:
         ownership.claim(self.backend, namespace, source)
         ownership.restored(self.backend, namespace, source, restored)
 
+    # Last in the class: from here on ``list`` names this method, not the builtin (the
+    # public name is the contract; the shadowing stops at the class's end).
+    def list(
+        self,
+        namespace: str = "default",
+        *,
+        scope: str | Sequence[str] | None = None,
+        session: str | None = None,
+        cursor: str | None = None,
+        limit: int = 20,
+        include_deleted: bool = False,
+        **filters: Any,
+    ) -> Page:
+        """Documents of a namespace, newest first, a page at a time.
 
-def encode_cursor(doc: Document) -> str:
-    payload = json.dumps([to_epoch(doc.created_at), doc.id]).encode()
-    return base64.urlsafe_b64encode(payload).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[float, str]:
-    try:
-        created, doc_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        return float(created), str(doc_id)
-    except (ValueError, TypeError):
-        raise InvalidQuery(f"not a cursor from list(): {cursor!r}") from None
-
-
-def _expired(doc: Document) -> bool:
-    expires = to_epoch(doc.expires_at)
-    return expires is not None and expires <= now()
-
-
-# add()'s defaults: with on_conflict="merge", an argument left at its default is not given.
-_ADD_DEFAULTS = {
-    name: param.default
-    for name, param in inspect.signature(Store.add).parameters.items()
-    if param.default is not inspect.Parameter.empty
-}
+        Expired documents are listed (``doc.expired``), deleted ones only with
+        ``include_deleted``. Pass ``page.cursor`` back for the next page. Filters as in
+        :meth:`search` (source, doc_type, author, tags, since, until, entities,
+        min_importance, min_confidence) and ``max_compression`` (memories a caller may
+        summarise: ``max_compression=0``); metadata is not a list filter.
+        """
+        return listing.page(
+            self.backend,
+            namespace,
+            scope=scope,
+            session=session,
+            cursor=cursor,
+            limit=limit,
+            include_deleted=include_deleted,
+            **filters,
+        )

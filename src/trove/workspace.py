@@ -144,12 +144,13 @@ class Workspace:
             fields["session"] = self.session
         fields["namespace"] = self.namespace
         # Prepared once, here: its id says whose key it is, and the write uses it as is.
-        doc = self.store.writer.prepare(fields, author_tier=self.author_tier)
+        tier = self.author_tier or self.store.author_tier  # as Store.write_many decides it
+        doc = self.store.writer.prepare(fields, author_tier=tier)
         existing = self.store.peek(doc.id)
         if existing is not None and not self._visible(existing):
             raise Forbidden("an item with this key belongs to another session")
         result = self.store.write_many(
-            [Prepared(fields, doc)], author_tier=self.author_tier, on_conflict=on_conflict
+            [Prepared(fields, doc)], author_tier=tier, on_conflict=on_conflict
         )[0]
         return result.id
 

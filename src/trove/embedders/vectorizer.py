@@ -14,6 +14,7 @@ import numpy as np
 
 from trove.backends.base import Backend, ChunkRow, EmbedderLock
 from trove.embedders.base import Embedder
+from trove.embedders.registry import get_embedder
 from trove.errors import EmbedderMismatch, InvalidQuery
 
 AUTO = "auto"
@@ -93,8 +94,6 @@ class Vectorizer:
     def resolve(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
-                from trove.embedders import get_embedder
-
                 request = self._request
                 if request == AUTO:
                     lock = self.backend.vector_lock()
@@ -184,8 +183,6 @@ class Vectorizer:
         ``embedder`` into a new table, and the store switches to it in one transaction:
         a crash midway leaves the old vectors in use.
         """
-        from trove.embedders import get_embedder
-
         if embedder is None:
             raise InvalidQuery("reembed needs an embedder")
         if embedder == AUTO and self._request is not None:

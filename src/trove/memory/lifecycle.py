@@ -1,17 +1,54 @@
-"""Hard deletion and lookup by key: purge chosen documents, clear a namespace."""
+"""A document's life after it is written: tombstone and restore, purge (expired and
+deleted documents, or chosen ones), clear a namespace; and lookup by key."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from trove.errors import InvalidInput
+from trove.agent import purgeable
+from trove.errors import InvalidInput, NotFound
 from trove.ids import document_id
 from trove.models import Document
 from trove.search.filters import SCOPES
+from trove.timeutil import now
 
 if TYPE_CHECKING:
     from trove.store import Store
+
+
+def delete(store: Store, doc_id: str) -> bool:
+    """Tombstone a document; False if it was deleted already."""
+    doc = store.backend.get_document(doc_id, with_text=False)
+    if doc is None:
+        raise NotFound(f"no document with id {doc_id!r}")
+    if doc.deleted_at is not None:
+        return False
+    with store.transaction():
+        store.backend.set_deleted(doc_id, now())
+        store.backend.remove_members(None, [doc_id])  # out of its clusters
+        store.notify("deleted", doc)
+    return True
+
+
+def restore(store: Store, doc_id: str) -> None:
+    """Undo :func:`delete` (until a purge removes the document for good)."""
+    doc = store.backend.get_document(doc_id, with_text=False)
+    if doc is None:
+        raise NotFound(f"no document with id {doc_id!r} (purged documents cannot return)")
+    if doc.deleted_at is not None:
+        store.backend.set_deleted(doc_id, None)
+        store.notify("restored", doc)
+
+
+def purge_spent(store: Store) -> int:
+    """Remove every tombstoned and expired document for good, announced as ``purged``."""
+    stamp = now()
+    doomed = purgeable(store, stamp) if store.events.listening("purged") else {}
+    purged = store.backend.purge(stamp)
+    for doc_id in purged:
+        store.notify("purged", doomed.get(doc_id) or Document(id=doc_id, text=""))
+    return len(purged)
 
 
 def purge(store: Store, ids: Iterable[str]) -> int:
