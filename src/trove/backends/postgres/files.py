@@ -4,10 +4,10 @@ stored (see :mod:`trove.ingest.changes`), one row per (namespace, source, path).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from trove.backends.base import FileStat, FileState
+from trove.backends.base import FileState
 from trove.backends.postgres.connection import Connected
+from trove.backends.rows import file_state_values, to_file_state
 
 # Schema 6: one table for file state, as SQLite's schema 10. The stat columns become
 # optional and ``file_hash`` takes the ``ingest.file:`` hashes of ``meta``, which go (a
@@ -50,7 +50,7 @@ class FileStorage(Connected):
             "WHERE namespace = %s AND source = %s",
             (namespace, source),
         )
-        return {str(r[0]): _state(r) for r in rows}
+        return {str(r[0]): to_file_state(r) for r in rows}
 
     def set_file_states(
         self, namespace: str, source: str, states: Mapping[str, FileState | None]
@@ -58,7 +58,7 @@ class FileStorage(Connected):
         """Record (or, for None, forget) what was seen of files, in one transaction."""
         ns, src = namespace, source
         gone = [(ns, src, path) for path, st in states.items() if st is None]
-        kept = [(ns, src, path, *_columns(st)) for path, st in states.items() if st]
+        kept = [(ns, src, path, *file_state_values(st)) for path, st in states.items() if st]
         with self.transaction(), self.conn() as conn, conn.cursor() as cur:
             if gone:
                 cur.executemany(
@@ -82,17 +82,3 @@ class FileStorage(Connected):
             "SELECT DISTINCT namespace, source FROM file_stat ORDER BY namespace, source"
         )
         return [(str(r[0]), str(r[1])) for r in rows]
-
-
-def _state(row: Any) -> FileState:
-    stat = None
-    if row[1] is not None:
-        stat = FileStat(int(row[1]), int(row[2]), int(row[3]), str(row[4]))
-    return FileState(stat, None if row[5] is None else str(row[5]))
-
-
-def _columns(state: FileState) -> tuple[Any, ...]:
-    st = state.stat
-    if st is None:
-        return None, None, None, None, state.file_hash
-    return st.size, st.mtime_ns, st.ctime_ns, st.content_hash, state.file_hash

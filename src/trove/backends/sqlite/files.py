@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from trove.backends.base import FileStat, FileState
+from trove.backends.base import FileState
+from trove.backends.rows import file_state_values, to_file_state
 from trove.backends.sqlite.connection import Connected
 
 # Schema 10: one table for file state. The stat columns become optional (a file modified
@@ -57,7 +57,7 @@ class FileStorage(Connected):
             "WHERE namespace = ? AND source = ?",
             (namespace, source),
         )
-        return {str(r[0]): _state(r) for r in rows}
+        return {str(r[0]): to_file_state(r) for r in rows}
 
     def set_file_states(
         self, namespace: str, source: str, states: Mapping[str, FileState | None]
@@ -76,7 +76,7 @@ class FileStorage(Connected):
                 "ctime_ns = excluded.ctime_ns, content_hash = excluded.content_hash, "
                 "file_hash = excluded.file_hash",
                 [
-                    (namespace, source, path, *_columns(st))
+                    (namespace, source, path, *file_state_values(st))
                     for path, st in states.items()
                     if st is not None
                 ],
@@ -88,17 +88,3 @@ class FileStorage(Connected):
             "SELECT DISTINCT namespace, source FROM file_stat ORDER BY namespace, source"
         )
         return [(str(r[0]), str(r[1])) for r in rows]
-
-
-def _state(row: Any) -> FileState:
-    stat = None
-    if row[1] is not None:
-        stat = FileStat(int(row[1]), int(row[2]), int(row[3]), str(row[4]))
-    return FileState(stat, None if row[5] is None else str(row[5]))
-
-
-def _columns(state: FileState) -> tuple[Any, ...]:
-    st = state.stat
-    if st is None:
-        return None, None, None, None, state.file_hash
-    return st.size, st.mtime_ns, st.ctime_ns, st.content_hash, state.file_hash
