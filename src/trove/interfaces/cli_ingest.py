@@ -88,7 +88,7 @@ def ingest_options(func: F) -> F:
 
 
 def _library_options(options: dict[str, Any]) -> dict[str, Any]:
-    """Turn the CLI's flags into :func:`trove.ingest.walk.ingest`'s arguments."""
+    """Turn the CLI's flags into :func:`trove.ingest.run.ingest`'s arguments."""
     fields = {}
     for pair in options.pop("mapped"):
         name, sep, path = pair.partition("=")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from trove.backends.base import FileStat, FileState
+from trove.backends.base import FileState
 from trove.backends.postgres.text import esc, unesc
 
 # Schema 6: one table for file state, as SQLite's schema 10. The stat columns become
@@ -51,7 +51,7 @@ class PostgresFiles:
             "WHERE namespace = %s AND source = %s",
             (esc(namespace), esc(source)),
         )
-        return {unesc(str(r[0])): _state(r) for r in rows}
+        return {unesc(str(r[0])): FileState.from_columns(r[1:]) for r in rows}
 
     def set_file_states(
         self, namespace: str, source: str, states: Mapping[str, FileState | None]
@@ -59,7 +59,9 @@ class PostgresFiles:
         """Record (or, for None, forget) what was seen of files, in one transaction."""
         ns, src = esc(namespace), esc(source)
         gone = [(ns, src, esc(path)) for path, st in states.items() if st is None]
-        kept = [(ns, src, esc(path), *_columns(st)) for path, st in states.items() if st]
+        kept = [
+            (ns, src, esc(path), *st.columns()) for path, st in states.items() if st is not None
+        ]
         with self.transaction(), self.conn() as conn, conn.cursor() as cur:
             if gone:
                 cur.executemany(
@@ -83,17 +85,3 @@ class PostgresFiles:
             "SELECT DISTINCT namespace, source FROM file_stat ORDER BY namespace, source"
         )
         return [(unesc(str(r[0])), unesc(str(r[1]))) for r in rows]
-
-
-def _state(row: Any) -> FileState:
-    stat = None
-    if row[1] is not None:
-        stat = FileStat(int(row[1]), int(row[2]), int(row[3]), str(row[4]))
-    return FileState(stat, None if row[5] is None else str(row[5]))
-
-
-def _columns(state: FileState) -> tuple[Any, ...]:
-    st = state.stat
-    if st is None:
-        return None, None, None, None, state.file_hash
-    return st.size, st.mtime_ns, st.ctime_ns, st.content_hash, state.file_hash

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from typing import Any
 
-from trove.backends.base import FileStat, FileState
+from trove.backends.base import FileState
 from trove.backends.sqlite.connection import SerializedConnection
 
 # Schema 10: one table for file state. The stat columns become optional (a file modified
@@ -53,7 +52,7 @@ class FileStorage:
             "WHERE namespace = ? AND source = ?",
             (namespace, source),
         )
-        return {str(r[0]): _state(r) for r in rows}
+        return {str(r[0]): FileState.from_columns(r[1:]) for r in rows}
 
     def set_file_states(
         self, namespace: str, source: str, states: Mapping[str, FileState | None]
@@ -72,7 +71,7 @@ class FileStorage:
                 "ctime_ns = excluded.ctime_ns, content_hash = excluded.content_hash, "
                 "file_hash = excluded.file_hash",
                 [
-                    (namespace, source, path, *_columns(st))
+                    (namespace, source, path, *st.columns())
                     for path, st in states.items()
                     if st is not None
                 ],
@@ -84,17 +83,3 @@ class FileStorage:
             "SELECT DISTINCT namespace, source FROM file_stat ORDER BY namespace, source"
         )
         return [(str(r[0]), str(r[1])) for r in rows]
-
-
-def _state(row: Any) -> FileState:
-    stat = None
-    if row[1] is not None:
-        stat = FileStat(int(row[1]), int(row[2]), int(row[3]), str(row[4]))
-    return FileState(stat, None if row[5] is None else str(row[5]))
-
-
-def _columns(state: FileState) -> tuple[Any, ...]:
-    st = state.stat
-    if st is None:
-        return None, None, None, None, state.file_hash
-    return st.size, st.mtime_ns, st.ctime_ns, st.content_hash, state.file_hash
