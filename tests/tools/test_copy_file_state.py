@@ -9,10 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import trove
 from trove.ingest import ownership
 from trove.ingest.report import IngestReport
+from trove.interfaces.cli import cli
 from trove.tools.copy import migrate
 
 OLD_NS = time.time_ns() - 3600 * 10**9
@@ -87,3 +89,14 @@ def test_copying_again_keeps_the_file_records(tmp_path: Path, vault: Path) -> No
     assert again.copied == 0 and again.files == 4
     with trove.open(dst, embedder=None) as kb:
         assert counts(kb.ingest(vault, fields={"text": "body"})) == (0, 0, 0, 6)
+
+
+def test_cli_migrate_says_how_many_file_records(tmp_path: Path, vault: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "copy.db"
+    with trove.open(src, embedder=None) as kb:
+        kb.ingest(vault, fields={"text": "body"})
+    result = CliRunner().invoke(cli, ["migrate", str(src), str(dst)])
+    assert result.exit_code == 0, result.output
+    assert "4 file record(s)" in result.output
+    result = CliRunner().invoke(cli, ["migrate", str(src), str(tmp_path / "again.db"), "--json"])
+    assert json.loads(result.stdout)["files"] == 4

@@ -80,6 +80,22 @@ class FileState:
     stat: FileStat | None = None
     file_hash: str | None = None
 
+    @classmethod
+    def from_columns(cls, columns: Sequence[Any]) -> FileState:
+        """From (size, mtime_ns, ctime_ns, content_hash, file_hash), as stored."""
+        size, mtime_ns, ctime_ns, content_hash, file_hash = columns
+        stat = None
+        if size is not None:
+            stat = FileStat(int(size), int(mtime_ns), int(ctime_ns), str(content_hash))
+        return cls(stat, None if file_hash is None else str(file_hash))
+
+    def columns(self) -> tuple[Any, ...]:
+        """(size, mtime_ns, ctime_ns, content_hash, file_hash), as stored."""
+        st = self.stat
+        if st is None:
+            return None, None, None, None, self.file_hash
+        return st.size, st.mtime_ns, st.ctime_ns, st.content_hash, self.file_hash
+
 
 class Backend(Protocol):
     """What a backend does. The store never issues SQL itself; everything goes here."""

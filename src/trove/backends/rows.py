@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from trove.backends.base import ChunkRow, FileStat, FileState
+from trove.backends.base import ChunkRow
 from trove.models import DOCUMENT_FIELDS, Document
 from trove.timeutil import to_epoch, to_iso
 
@@ -59,21 +59,3 @@ def chunk_values(doc_id: str, row: ChunkRow) -> tuple[Any, ...]:
     """A chunk of ``doc_id`` as the values of :data:`CHUNK_COLUMNS`."""
     c = row.chunk
     return (doc_id, c.index, c.start, c.end, c.heading, row.head, row.text, row.text_hash)
-
-
-def to_file_state(row: Sequence[Any]) -> FileState:
-    """A ``file_stat`` row (path, size, mtime_ns, ctime_ns, content_hash, file_hash) as a
-    :class:`FileState`; the stat columns are empty for a file changed too recently to
-    trust its stat."""
-    stat = None
-    if row[1] is not None:
-        stat = FileStat(int(row[1]), int(row[2]), int(row[3]), str(row[4]))
-    return FileState(stat, None if row[5] is None else str(row[5]))
-
-
-def file_state_values(state: FileState) -> tuple[Any, ...]:
-    """The ``file_stat`` columns after the path (see :func:`to_file_state`)."""
-    st = state.stat
-    if st is None:
-        return None, None, None, None, state.file_hash
-    return st.size, st.mtime_ns, st.ctime_ns, st.content_hash, state.file_hash

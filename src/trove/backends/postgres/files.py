@@ -7,7 +7,6 @@ from collections.abc import Mapping
 
 from trove.backends.base import FileState
 from trove.backends.postgres.connection import Connected
-from trove.backends.rows import file_state_values, to_file_state
 
 # Schema 6: one table for file state, as SQLite's schema 10. The stat columns become
 # optional and ``file_hash`` takes the ``ingest.file:`` hashes of ``meta``, which go (a
@@ -50,7 +49,7 @@ class FileStorage(Connected):
             "WHERE namespace = %s AND source = %s",
             (namespace, source),
         )
-        return {str(r[0]): to_file_state(r) for r in rows}
+        return {str(r[0]): FileState.from_columns(r[1:]) for r in rows}
 
     def set_file_states(
         self, namespace: str, source: str, states: Mapping[str, FileState | None]
@@ -58,7 +57,7 @@ class FileStorage(Connected):
         """Record (or, for None, forget) what was seen of files, in one transaction."""
         ns, src = namespace, source
         gone = [(ns, src, path) for path, st in states.items() if st is None]
-        kept = [(ns, src, path, *file_state_values(st)) for path, st in states.items() if st]
+        kept = [(ns, src, path, *st.columns()) for path, st in states.items() if st is not None]
         with self.transaction(), self.conn() as conn, conn.cursor() as cur:
             if gone:
                 cur.executemany(

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from trove.backends.base import FileState
-from trove.backends.rows import file_state_values, to_file_state
 from trove.backends.sqlite.connection import Connected
 
 # Schema 10: one table for file state. The stat columns become optional (a file modified
@@ -57,7 +56,7 @@ class FileStorage(Connected):
             "WHERE namespace = ? AND source = ?",
             (namespace, source),
         )
-        return {str(r[0]): to_file_state(r) for r in rows}
+        return {str(r[0]): FileState.from_columns(r[1:]) for r in rows}
 
     def set_file_states(
         self, namespace: str, source: str, states: Mapping[str, FileState | None]
@@ -76,7 +75,7 @@ class FileStorage(Connected):
                 "ctime_ns = excluded.ctime_ns, content_hash = excluded.content_hash, "
                 "file_hash = excluded.file_hash",
                 [
-                    (namespace, source, path, *file_state_values(st))
+                    (namespace, source, path, *st.columns())
                     for path, st in states.items()
                     if st is not None
                 ],

@@ -33,6 +33,6 @@ def migrate(src: str, dst: str, batch_size: int, as_json: bool) -> None:
     console.print(
         f"{redact(src)} -> {redact(dst)}: {report.copied} document(s) copied, "
         f"{report.unchanged} already there, {report.chunks} chunk(s), "
-        f"{report.vectors} vector(s), {report.edges} edge(s)",
+        f"{report.vectors} vector(s), {report.edges} edge(s), {report.files} file record(s)",
         highlight=False,
     )
