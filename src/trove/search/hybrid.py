@@ -208,20 +208,19 @@ class HybridSearch:
         # The query is embedded on another thread while the keyword leg ranks (the model
         # and SQLite release the GIL); not inside kb.transaction(), whose thread holds the
         # connection the other thread would wait for.
+        pending = None
+        if not self.inline():
+            pending = self.pool.submit(self.semantic, query, where, FUSION_DEPTH, stamp)
         backend = self.parts.backend
-        if self.inline():
-            keyword = (
-                [] if parsed.empty else backend.keyword_search(parsed, where, FUSION_DEPTH, stamp)
-            )
+        keyword = (
+            [] if parsed.empty else backend.keyword_search(parsed, where, FUSION_DEPTH, stamp)
+        )
+        if pending is None:
             return {
                 "keyword": keyword,
                 "semantic": self.semantic(query, where, FUSION_DEPTH, stamp),
             }
-        semantic = self.pool.submit(self.semantic, query, where, FUSION_DEPTH, stamp)
-        keyword = (
-            [] if parsed.empty else backend.keyword_search(parsed, where, FUSION_DEPTH, stamp)
-        )
-        return {"keyword": keyword, "semantic": semantic.result()}
+        return {"keyword": keyword, "semantic": pending.result()}
 
     def semantic(self, query: str, where: Filters, limit: int, stamp: float) -> list[ChunkHit]:
         found = self.parts.vectors.query(query)
