@@ -23,6 +23,7 @@ import numpy as np
 import _data
 from trove import write as writer
 from trove.embedders import Embedder, get_embedder
+from trove.embedders.vectorizer import embedding_text
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 MODEL_ID = "all-MiniLM-L6-v2-int8"
@@ -55,7 +56,7 @@ def corpus(name: str) -> Corpus:
         doc = writer.prepare({"text": d["text"], "title": d.get("title", "")})
         for row in writer.chunk_rows(doc, 1200, 150):
             chunk_doc.append(d["_id"])
-            chunk_text.append(writer.embedding_text(row.head, row.text))
+            chunk_text.append(embedding_text(row.head, row.text))
             chunk_head.append(row.head)
             chunk_body.append(row.text)
     vectors = _cached(CACHE / f"vectors-{name}-corpus.npy", chunk_text)
@@ -153,7 +154,7 @@ def _from_stores() -> dict[str, np.ndarray]:
                 f"SELECT c.head, c.text, v.embedding FROM chunk c JOIN {table} v ON v.rowid = c.id"
             )
             for head, text, blob in rows:
-                found[writer.embedding_text(head, text)] = np.frombuffer(blob, np.float32)
+                found[embedding_text(head, text)] = np.frombuffer(blob, np.float32)
             conn.close()
         except apsw.Error:
             continue

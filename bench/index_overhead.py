@@ -24,6 +24,7 @@ import _data
 import trove
 from trove import write as writer
 from trove.embedders import Embedder, get_embedder
+from trove.embedders.vectorizer import embedding_text
 
 
 class Precomputed(Embedder):
@@ -44,7 +45,7 @@ def main() -> None:
     args = parser.parse_args()
     docs = _data.documents("scifact")[: args.docs]
     texts = [
-        writer.embedding_text(row.head, row.text)
+        embedding_text(row.head, row.text)
         for d in docs
         for row in writer.chunk_rows(writer.prepare(d), 1200, 150)
     ]

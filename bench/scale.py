@@ -53,7 +53,7 @@ import _data
 import _report
 import _vectors
 import trove
-from trove import write as writer
+from trove.embedders.vectorizer import embedding_text
 
 CACHE = _vectors.CACHE
 DB = CACHE / "scale.db"
@@ -149,8 +149,7 @@ def grow(material: Material, target: int) -> dict[str, float]:
             began = time.perf_counter()
             docs, block = material.block(at, min(BLOCK, target - at))
             embedder.table = {
-                writer.embedding_text(d["title"], d["text"]): v
-                for d, v in zip(docs, block, strict=True)
+                embedding_text(d["title"], d["text"]): v for d, v in zip(docs, block, strict=True)
             }
             synth_s += time.perf_counter() - began
             began = time.perf_counter()
@@ -274,7 +273,7 @@ def check(material: Material, samples: int) -> None:
     from trove.embedders import get_embedder
 
     docs, mixed = material.block(10**9, samples)  # a block never indexed
-    texts = [writer.embedding_text(d["title"], d["text"]) for d in docs]
+    texts = [embedding_text(d["title"], d["text"]) for d in docs]
     real = get_embedder("default").embed(texts)
     own = np.sum(real * mixed, axis=1)
     print(

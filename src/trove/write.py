@@ -24,7 +24,6 @@ from trove import validate
 from trove.backends.base import Backend, ChunkRow, DocumentWrite, LocalIndexes
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP, chunk_text
 from trove.embedders.vectorizer import Vectorizer, Vectors
-from trove.embedders.vectorizer import embedding_text as embedding_text  # its old home
 from trove.errors import InvalidInput
 from trove.ids import document_id
 from trove.memory import entry, own_vectors
