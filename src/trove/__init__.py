@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from trove.write import WriteResult
 
 # Public names imported when first used: ``import trove`` stays cheap (no numpy, no
-# store), so a CLI command, an MCP server or a script starts in tens of milliseconds.
+# store), so a CLI command, an MCP server or a script starts fast (python bench/coldstart.py).
 _LAZY = {
     "EvalRun": "tools.evaluate",
     "evaluate": "tools.evaluate",

@@ -82,7 +82,7 @@ class Store:
         # access_count/last_accessed of what reads hand out (record_access=False: not).
         self.access = AccessRecorder(backend, enabled=record_access)
         # Hybrid searches embed and rank the query here while the keyword leg runs; kept
-        # for the store's life (starting a thread per query cost ~2 ms).
+        # for the store's life (starting a thread per query cost milliseconds).
         # Originals larger than this are refused (None: $TROVE_MAX_ORIGINAL_BYTES or 1 GiB).
         self.max_original_bytes: int | None = None
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trove-search")
@@ -105,7 +105,8 @@ class Store:
         A SQLite store keeps its vectors and, past 20,000 chunks, its word postings in
         memory for speed; they are otherwise loaded when first needed (the word index in
         the background, FTS5 answering meanwhile). For a long-running process that wants
-        its first queries fast: this waits for the loading (~7 s at 100k chunks)."""
+        its first queries fast: this waits for the loading (seconds at 100k chunks:
+        python bench/scale.py)."""
         if isinstance(self.backend, LocalIndexes):
             self.backend.warm()
 

@@ -61,10 +61,10 @@ VOCAB_FILE = PinnedFile(
 )
 
 MAX_TOKENS = 256  # where sentence-transformers cuts this model's input, so vectors agree
-# Padded tokens per batch. Measured on SciFact (bench/embed_speed.py, 2 cores): CPU per
-# document is flat from 256 to 1024 and grows beyond (+8% at 2048, +25% at 8192), since
-# the attention scores (batch x 12 heads x length²) fall out of cache; 1024 still lets
-# short chunks and queries share a run.
+# Padded tokens per batch. Measured on SciFact, 2 cores (python bench/embed_speed.py
+# --batch-tokens N): CPU per document is flat from 256 to 1024 and grows beyond (+8% at
+# 2048, +25% at 8192), since the attention scores (batch x 12 heads x length²) fall out
+# of cache; 1024 still lets short chunks and queries share a run.
 BATCH_TOKENS = 1024
 CLS_ID, SEP_ID = 101, 102
 
@@ -111,7 +111,7 @@ def load_session(model: Path, threads: int) -> onnxruntime.InferenceSession:
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     # Spinning threads burn a core while they wait; when other processes compete for the
-    # cores (an indexer next to an editor, a server), that cost 35% more CPU per document.
+    # cores (an indexer next to an editor, a server), that costs markedly more CPU per document.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         return onnxruntime.InferenceSession(
@@ -140,7 +140,7 @@ def length_sorted_batches(lengths: Sequence[int], batch_tokens: int) -> Iterator
 class MiniLMEmbedder(Embedder):
     """all-MiniLM-L6-v2: 384 dimensions, English (Latin script), 256 word pieces at most.
 
-    The model loads on the first :meth:`embed` (about a second), once per instance, and
+    The model loads on the first :meth:`embed` (the slow step), once per instance, and
     one instance may be shared between threads.
     """
 

@@ -25,7 +25,7 @@ class MultilingualEmbedder(Embedder):
     """USE multilingual v3: 512 dimensions, 16 languages (ar, de, en, es, fr, it, ja, ko,
     nl, pl, pt, ru, th, tr, zh-CN, zh-TW).
 
-    The weights load on the first :meth:`embed` (about a second, 150 MB); one instance
+    The weights load on the first :meth:`embed` (the slow step: 150 MB of weights); one instance
     may be shared between threads.
     """
 

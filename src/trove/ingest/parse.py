@@ -22,8 +22,8 @@ from typing import Any, Generic, TypeVar
 from trove.errors import MissingDependency
 from trove.ingest.readers import BY_NAME, Corrupt, ReadOptions, Record, RecordError, Unreadable
 
-# Fewer heavy files than this are parsed inline: spawned workers take ~1 s to start
-# (each imports trove and the format's library), the cost of parsing ~100 PDFs.
+# Fewer heavy files than this are parsed inline: spawned workers are slow to start (each
+# imports trove and the format's library), as slow as parsing many PDFs.
 POOL_MIN_FILES = 100
 T = TypeVar("T")
 

@@ -43,7 +43,7 @@ EDGE = "duplicate_of"
 META_KEY = "canonical.marked"
 _BLOCK = 256
 # Past this many documents, candidate pairs come from hashing (see _bucket_pairs):
-# the exact scan is quadratic (5k documents: ~1 s on two busy cores).
+# the exact scan is quadratic (python bench/memory.py times canonicalize).
 EXACT_LIMIT = 5000
 _BITS = 12
 _TABLES = 12

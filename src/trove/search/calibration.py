@@ -68,8 +68,8 @@ def _pairs(segment: str) -> list[str]:
     return [segment[i : i + 2] for i in range(len(segment) - 1)]
 
 
-# Coverage reads at most this much of a document (a long note's ~10 ms per hit otherwise;
-# the train sets' documents are all shorter).
+# Coverage reads at most this much of a document (a long note would otherwise slow every hit
+# in it; the train sets' documents are all shorter).
 COVERAGE_CHARS = 50_000
 
 

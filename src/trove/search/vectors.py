@@ -11,7 +11,7 @@ and embeddings can put most of theirs in a few coordinates. A random rotation sp
 over every bit and leaves dot products unchanged. Recall@10, 100k clustered synthetic rows
 with a power-law spread per coordinate, 1000 rescored: 0.85 raw, 0.99 rotated (50k MiniLM
 sentence embeddings: 0.999 either way).
-Why int16: float16 is as small but numpy converts it to float32 ~20x slower; int8 is half
+Why int16: float16 is as small but numpy converts it to float32 many times slower; int8 is half
 the size but its rounding (~4e-4 a score) reorders near-tied neighbours: recall@10 at 1M
 synthetic rows, 8000 rescored, 0.966 with int8 against 0.990 with float16. Coordinates of
 a unit vector lie in [-1, 1], so one fixed scale serves every row.
@@ -29,7 +29,7 @@ from trove.errors import InvalidInput
 from trove.rwlock import ReadWriteLock
 
 _SCALE = 32767.0  # int16 code of a coordinate in [-1, 1]
-_EXACT_MAX = 4_096  # up to this many eligible rows, score them all: exact, ~1 ms
+_EXACT_MAX = 4_096  # up to this many eligible rows, score them all: exact, and cheap
 _OVERSAMPLE = 100  # candidates rescored per result asked for, up to the first _DEEP ...
 _DEEP, _DEEP_OVERSAMPLE = 50, 25  # ... and per result past them (hybrid asks for ~600)
 _FRACTION = 128  # ... and at least 1/_FRACTION of the eligible rows: recall falls as rows grow
@@ -52,7 +52,7 @@ class VectorIndex:
         self.dimension = dimension
         self._words = -(-dimension // 64)
         # Codes are only meaningful with the rotation that made them: an index read from a
-        # file brings its own (and skips the QR decomposition, ~0.1 s at 384 dimensions).
+        # file brings its own (and skips the costly QR decomposition).
         self.rotation = _rotation(dimension) if rotation is None else rotation
         self._lock = ReadWriteLock()
         self._frozen = False  # rows in read-only (memory-mapped) arrays: never moved
@@ -182,8 +182,8 @@ class VectorIndex:
             rows = None if allowed is None else self._live_rows(allowed)
             eligible = self._live if rows is None else len(rows)
             # Deep windows need fewer candidates per result: at 100k rows, k=600 with 100x
-            # rescored 60% of the index (108 ms); 25x past the first 50 keeps recall@600
-            # 0.99+ against exact (bench/scale.py).
+            # rescored 60% of the index; 25x past the first 50 keeps recall@600 close
+            # to exact.
             oversampled = _OVERSAMPLE * min(k, _DEEP) + _DEEP_OVERSAMPLE * max(0, k - _DEEP)
             wanted = min(eligible, max(oversampled, eligible // _FRACTION))
             if eligible <= _EXACT_MAX or wanted == eligible:
@@ -320,7 +320,7 @@ class VectorIndex:
         scores = np.empty(len(rows), np.float32)
         for start in range(0, len(rows), _BATCH):
             block = self._codes[rows[start : start + _BATCH]]
-            # einsum, not BLAS: a threaded gemv stalls ~12 ms when the cores are busy.
+            # einsum, not BLAS: a threaded gemv stalls when the cores are busy.
             scores[start : start + _BATCH] = np.einsum("ij,j->i", block, q)
         scores *= 1 / _SCALE
         if len(rows) > k:
@@ -351,7 +351,7 @@ def _as_ids(ids: np.ndarray | Iterable[int]) -> np.ndarray:
 
 
 def _sorted_unique(ids: np.ndarray) -> np.ndarray:
-    # np.unique hashes first: ~8x slower on 100k ids, and filters pass that many.
+    # np.unique hashes first: several times slower on 100k ids, and filters pass that many.
     ids = np.sort(ids)
     return ids[np.concatenate([[True], ids[1:] != ids[:-1]])] if len(ids) else ids
 

@@ -3,8 +3,8 @@
 ``<store>.trove-index/<vector table>.vectors`` holds what :class:`VectorIndex` keeps in
 memory (int16 codes and the sign-bit sketch, rows in id order). A process maps it
 read-only, so every process serving one store shares its pages through the OS page
-cache, and opening it costs reading the vector table's list of ids (30 ms at 100k
-chunks), not the 7 s of reading and encoding every vector.
+cache, and opening it costs reading the vector table's list of ids, not the seconds (at 100k
+chunks) of reading and encoding every vector.
 
 It is a cache: the store file stays the truth, deleting the directory loses nothing, and
 a cache that does not match the file is never used. Why a matching one is right:
@@ -179,8 +179,8 @@ def remove_leftovers(folder: Path) -> None:
 
 def vector_ids(backend: SQLiteBackend, table: str) -> np.ndarray:
     """Every chunk id with a vector in ``table``, ascending."""
-    # sqlite-vec's own id table is 3x faster to read than the virtual table, and one
-    # string parsed by numpy 4x faster than a Python object a row (12 ms at 100k).
+    # sqlite-vec's own id table is faster to read than the virtual table, and one string
+    # parsed by numpy faster than a Python object a row.
     for source in (f"{table}_rowids", table):
         try:
             rows = backend.conn.execute(

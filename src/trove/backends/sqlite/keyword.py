@@ -1,13 +1,13 @@
 """Keyword retrieval: every FTS5 expression trove runs, and FTS5's BM25 without its scan.
 
 Expressions are written from a query's neutral parts (search/query.py), every term a
-quoted string. FTS5 ranks an OR query by scoring every row that holds any query word,
-about 0.75 µs a posting here: SciFact's claims touch ~55,000 postings at 100k chunks,
-so 41 ms a query, and ten times that at 1M. :class:`WordIndex` keeps the same postings (chunk, term
-frequency) in numpy arrays and scores them with FTS5's exact ``bm25()`` formula — the
-same tokenizer (the store's ``porter unicode61``), the same document length (tokens of
-head and text), idf, k1 and b — so a query gets the ranking FTS5 would give, in a
-fraction of the time.
+quoted string. FTS5 ranks an OR query by scoring every row that holds any query word:
+SciFact's claims touch tens of thousands of postings at 100k chunks, so tens of
+milliseconds a query, and ten times that at 1M. :class:`WordIndex` keeps the same
+postings (chunk, term frequency) in numpy arrays and scores them with FTS5's exact
+``bm25()`` formula — the same tokenizer (the store's ``porter unicode61``), the same
+document length (tokens of head and text), idf, k1 and b — so a query gets the ranking
+FTS5 would give, in a fraction of the time.
 """
 
 from __future__ import annotations
@@ -285,7 +285,7 @@ class WordIndex:
         # conversion that would hold the GIL while queries wait (a background build).
         term_ids = array.array("i")
         tfs = array.array("q")
-        rows = array.array("q")  # np.repeat would hold the GIL: 150 ms at 8M postings
+        rows = array.array("q")  # np.repeat would hold the GIL for long at 8M postings
         lengths = np.zeros(len(chunks), dtype=np.int64)
         first = self._rows
         for i, (_, text) in enumerate(chunks):

@@ -86,7 +86,7 @@ class LifecycleStorage(Connected):
 
     def namespace_vectors(self, namespace: str, table: str) -> tuple[list[str], np.ndarray]:
         """Every chunk vector of a namespace's documents: (document id per row, matrix).
-        The vector table is scanned in bulk (a lookup per chunk is ~20x slower)."""
+        The vector table is scanned in bulk (a lookup per chunk is far slower)."""
         owners = {
             int(cid): str(doc_id)
             for cid, doc_id in self.conn.execute(

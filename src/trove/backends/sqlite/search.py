@@ -154,7 +154,7 @@ class KeywordSearch(Connected):
         indexed words, cheapest first: the words as prefixes ("marath" -> "marathon",
         answered by the index); then, only if that finds nothing, the indexed words that
         contain them ("bernet" -> "kubernet"), found by scanning the word index's
-        vocabulary (~0.2 s at 100k chunks), at most ``_PARTIAL_TERMS`` a word, the most
+        vocabulary (slow in a large store), at most ``_PARTIAL_TERMS`` a word, the most
         frequent first.
 
         Index terms are stems, and FTS5 stems a query term again, which can shorten it;

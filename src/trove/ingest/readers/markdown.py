@@ -57,7 +57,7 @@ def _apply_front_matter(source: str, fields: dict[str, Any], metadata: dict[str,
         import yaml
     except ImportError:  # pragma: no cover - PyYAML is a dependency
         return
-    # libyaml's loader when PyYAML was built with it: six times faster per note.
+    # libyaml's loader when PyYAML was built with it: much faster per note.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         data = yaml.load(source, Loader=loader)
