@@ -19,12 +19,12 @@ def test_writes_take_turns(tmp_path: Path) -> None:
     # after: without turns, two writes of a new key both "add" it. Seen without the
     # store's write lock: two `written` events for one item in most runs of this test.
     with trove.open(tmp_path / "kb.db", embedder="hash:64") as kb:
-        guard = Workspaces(kb, author_tier="explicit")
+        workspaces = Workspaces(kb, author_tier="explicit")
         events: list[str] = []
         kb.subscribe(lambda e: events.append(e["kind"]))
 
         def write(i: int) -> None:
-            with guard.write(Rights(namespace="ops")) as ws:
+            with workspaces.write(Rights(namespace="ops")) as ws:
                 ws.write({"text": f"counter n{i:03d}x " * 50, "dedupe_key": "ctr"})
 
         run_threads(write, 50, together=True)
@@ -34,13 +34,13 @@ def test_writes_take_turns(tmp_path: Path) -> None:
 
 def test_reads_share_and_a_waiting_write_goes_before_later_reads(tmp_path: Path) -> None:
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:
-        guard = Workspaces(kb, author_tier="explicit")
+        workspaces = Workspaces(kb, author_tier="explicit")
         rights = Rights()
         both_inside = threading.Barrier(2, timeout=10)
         order: list[str] = []
 
         def read_together() -> None:
-            with guard.read(rights):
+            with workspaces.read(rights):
                 both_inside.wait()  # breaks (timeout) unless two reads are in at once
                 order.append("read")
 
@@ -50,14 +50,14 @@ def test_reads_share_and_a_waiting_write_goes_before_later_reads(tmp_path: Path)
         order.clear()
 
         def write() -> None:
-            with guard.write(rights):
+            with workspaces.write(rights):
                 order.append("write")
 
         def late_read() -> None:
-            with guard.read(rights):
+            with workspaces.read(rights):
                 order.append("late read")
 
-        with guard.read(rights):
+        with workspaces.read(rights):
             writer = start(write)
             deadline = time.monotonic() + 10
             while not kb._lock._waiting and time.monotonic() < deadline:

@@ -27,16 +27,16 @@ class ProbeBody(BaseModel):
     save: bool = Field(False, description="Keep these pairs as the namespace's probe pairs.")
 
 
-def add_probe_route(app: FastAPI, guard: Workspaces, auth: Any) -> None:
+def add_probe_route(app: FastAPI, workspaces: Workspaces, auth: Any) -> None:
     @app.post("/v1/probe", tags=["read"])
     def knowledge_probe(body: ProbeBody, who: auth) -> dict[str, Any]:
         """recall@1/5/10 of the pairs through your workspace, and pass/fail contract
         checks (isolation, dedupe-key upsert, tombstone, TTL) on a scratch store."""
         pairs = None if body.pairs is None else [p.model_dump() for p in body.pairs]
         if body.save and pairs is not None:
-            with guard.write(who.rights, who.session) as ws:
+            with workspaces.write(who.rights, who.session) as ws:
                 if not ws.allow_write:
                     raise Forbidden("saving probe pairs is a write; this caller may not write")
                 save_pairs(ws.store, ws.namespace, pairs)
-        with guard.read(who.rights, who.session) as ws:
+        with workspaces.read(who.rights, who.session) as ws:
             return probe(ws, pairs).to_dict()

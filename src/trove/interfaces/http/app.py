@@ -49,7 +49,9 @@ _STATUS_CODES = {
 
 def create_app(store: Store, config: ServerConfig) -> FastAPI:
     """The API over ``store``, as ``config`` allows. Serve it with :func:`serve`."""
-    guard = Workspaces(store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit)
+    workspaces = Workspaces(
+        store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit
+    )
     app = FastAPI(
         title="trove",
         version=__version__,
@@ -64,20 +66,20 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     app.add_middleware(HostCheck, bind_host=config.host)
     _handle_errors(app)
     _meta_routes(app)
-    add_cluster_routes(app, guard)
-    add_web_routes(app, guard, config)
-    add_read_routes(app, guard)
-    add_write_routes(app, guard)
-    add_link_routes(app, guard)
-    add_batch_routes(app, guard, Auth, {"read": out.READ_ERRORS, "write": out.WRITE_ERRORS})
+    add_cluster_routes(app, workspaces)
+    add_web_routes(app, workspaces, config)
+    add_read_routes(app, workspaces)
+    add_write_routes(app, workspaces)
+    add_link_routes(app, workspaces)
+    add_batch_routes(app, workspaces, Auth, {"read": out.READ_ERRORS, "write": out.WRITE_ERRORS})
     add_event_routes(app, store, Auth)
-    add_probe_route(app, guard, Auth)
-    add_original_route(app, guard)
+    add_probe_route(app, workspaces, Auth)
+    add_original_route(app, workspaces)
 
     @app.get("/v1/stats", tags=["read"], response_model=out.StatsOut, responses=out.READ_ERRORS)
     def stats(who: Auth) -> dict[str, Any]:
         """Counts and sizes of your namespace."""
-        with guard.read(who.rights, who.session) as ws:
+        with workspaces.read(who.rights, who.session) as ws:
             return ws.stats().to_dict()
 
     return app

@@ -57,20 +57,22 @@ class VersionOut(BaseModel):
     api: str
 
 
-def add_batch_routes(app: FastAPI, guard: Workspaces, auth: Any, errors: dict[str, Any]) -> None:
+def add_batch_routes(
+    app: FastAPI, workspaces: Workspaces, auth: Any, errors: dict[str, Any]
+) -> None:
     read_errors, write_errors = errors["read"], errors["write"]
 
     @app.post("/v1/items/batch", tags=["write"], response_model=IdsOut, responses=write_errors)
     def add_many(body: BatchWriteBody, who: auth) -> dict[str, Any]:
         """Add or upsert many items at once; their ids in the order sent."""
         items = [item.model_dump(exclude_unset=True) for item in body.items]
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             return {"ids": ws.write_many(items)}
 
     @app.post("/v1/items/get", tags=["read"], response_model=ItemsOut, responses=read_errors)
     def get_many(body: BatchGetBody, who: auth) -> dict[str, Any]:
         """Read many items by id in one request."""
-        with guard.read(who.rights, who.session) as ws:
+        with workspaces.read(who.rights, who.session) as ws:
             docs = ws.get_many(body.ids)
         return {"items": [doc.to_dict() if doc else None for doc in docs]}
 
@@ -82,7 +84,7 @@ def add_batch_routes(app: FastAPI, guard: Workspaces, auth: Any, errors: dict[st
     )
     def restore(doc_id: str, who: auth) -> dict[str, Any]:
         """Bring back a deleted item (not one removed with `hard=true`)."""
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             return {"id": doc_id, "restored": ws.restore(doc_id)}
 
     @app.get("/v1/version", tags=["meta"], response_model=VersionOut, responses=read_errors)

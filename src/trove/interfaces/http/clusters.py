@@ -33,15 +33,15 @@ class MembersBody(BaseModel):
     ids: list[str]
 
 
-def add_cluster_routes(app: FastAPI, guard: Workspaces) -> None:
+def add_cluster_routes(app: FastAPI, workspaces: Workspaces) -> None:
     @app.get("/v1/clusters", tags=["clusters"])
     def list_clusters(who: Auth) -> dict[str, Any]:
-        with guard.read(who.rights, who.session) as ws:
+        with workspaces.read(who.rights, who.session) as ws:
             return cluster_ops.run(ws, "list")
 
     @app.post("/v1/clusters", tags=["clusters"])
     def create_cluster(body: ClusterBody, who: Auth) -> dict[str, Any]:
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             return cluster_ops.run(
                 ws,
                 "create",
@@ -53,12 +53,12 @@ def add_cluster_routes(app: FastAPI, guard: Workspaces) -> None:
 
     @app.get("/v1/clusters/{cluster_id}", tags=["clusters"])
     def get_cluster(cluster_id: str, who: Auth) -> dict[str, Any]:
-        with guard.read(who.rights, who.session) as ws:
+        with workspaces.read(who.rights, who.session) as ws:
             return cluster_ops.run(ws, "get", cluster_id=cluster_id)
 
     @app.patch("/v1/clusters/{cluster_id}", tags=["clusters"])
     def update_cluster(cluster_id: str, body: ClusterUpdate, who: Auth) -> dict[str, Any]:
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             return cluster_ops.run(
                 ws,
                 "update",
@@ -69,23 +69,23 @@ def add_cluster_routes(app: FastAPI, guard: Workspaces) -> None:
 
     @app.post("/v1/clusters/{cluster_id}/decisions", tags=["clusters"])
     def decide(cluster_id: str, body: DecisionBody, who: Auth) -> dict[str, Any]:
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             return cluster_ops.run(
                 ws, "decide", cluster_id=cluster_id, decision=body.text, author=body.author
             )
 
     @app.post("/v1/clusters/{cluster_id}/members", tags=["clusters"])
     def add_members(cluster_id: str, body: MembersBody, who: Auth) -> dict[str, Any]:
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             return cluster_ops.run(ws, "add", cluster_id=cluster_id, ids=body.ids)
 
     @app.delete("/v1/clusters/{cluster_id}/members", tags=["clusters"])
     def remove_members(cluster_id: str, ids: str, who: Auth) -> dict[str, Any]:
         """`ids`: comma-separated item ids."""
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             return cluster_ops.run(ws, "remove", cluster_id=cluster_id, ids=ids.split(","))
 
     @app.delete("/v1/clusters/{cluster_id}", tags=["clusters"])
     def delete_cluster(cluster_id: str, who: Auth) -> dict[str, Any]:
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             return cluster_ops.run(ws, "delete", cluster_id=cluster_id)

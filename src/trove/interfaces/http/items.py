@@ -13,7 +13,7 @@ from trove.interfaces.http.bodies import ItemScope, SearchBody, UpdateBody, Writ
 from trove.interfaces.workspaces import Workspaces
 
 
-def add_read_routes(app: FastAPI, guard: Workspaces) -> None:
+def add_read_routes(app: FastAPI, workspaces: Workspaces) -> None:
     @app.post(
         "/v1/search",
         tags=["read"],
@@ -24,7 +24,7 @@ def add_read_routes(app: FastAPI, guard: Workspaces) -> None:
     def search(body: SearchBody, who: Auth) -> dict[str, Any]:
         """Best documents first; filters narrow, `expand` follows links."""
         options = body.model_dump(exclude_unset=True)
-        with guard.read(who.rights, who.session) as ws:
+        with workspaces.read(who.rights, who.session) as ws:
             hits = ws.search(options.pop("query", ""), **options)
         return {"hits": [hit.to_dict() for hit in hits], **getattr(hits, "meta", dict)()}
 
@@ -33,7 +33,7 @@ def add_read_routes(app: FastAPI, guard: Workspaces) -> None:
     )
     def get(doc_id: str, who: Auth) -> dict[str, Any]:
         """One item with its full text and provenance."""
-        with guard.read(who.rights, who.session) as ws:
+        with workspaces.read(who.rights, who.session) as ws:
             doc = ws.get(doc_id)
         if doc is None:  # absent, expired, deleted or not yours: the same answer
             raise HTTPException(404, f"no document with id {doc_id!r}")
@@ -48,18 +48,18 @@ def add_read_routes(app: FastAPI, guard: Workspaces) -> None:
         include_deleted: bool = False,
     ) -> dict[str, Any]:
         """Newest first; pass the returned `cursor` back for the next page."""
-        with guard.read(who.rights, who.session) as ws:
+        with workspaces.read(who.rights, who.session) as ws:
             page = ws.list(
                 scope=scope, cursor=cursor, limit=limit, include_deleted=include_deleted
             )
         return page.to_dict()
 
 
-def add_write_routes(app: FastAPI, guard: Workspaces) -> None:
+def add_write_routes(app: FastAPI, workspaces: Workspaces) -> None:
     @app.post("/v1/items", tags=["write"], response_model=out.IdOut, responses=out.WRITE_ERRORS)
     def add(body: WriteBody, who: Auth) -> dict[str, Any]:
         """Add an item, or update the one with the same `dedupe_key` (or source/source_id)."""
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             doc_id = ws.write(body.model_dump(exclude_unset=True))
         return {"id": doc_id}
 
@@ -68,7 +68,7 @@ def add_write_routes(app: FastAPI, guard: Workspaces) -> None:
     )
     def update(doc_id: str, body: UpdateBody, who: Auth) -> dict[str, Any]:
         """Change text, title, tags, metadata, importance or expiry; the id stays."""
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             ws.update(doc_id, **body.model_dump(exclude_unset=True))
         return {"id": doc_id}
 
@@ -82,6 +82,6 @@ def add_write_routes(app: FastAPI, guard: Workspaces) -> None:
         """Tombstone an item (`trove restore` brings it back), or with `hard=true` remove
         it for good. Deleting a tombstoned item again succeeds with
         `already_deleted: true`."""
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             now_deleted = ws.delete(doc_id, hard=hard)
         return {"id": doc_id, "deleted": True, "already_deleted": not now_deleted}

@@ -12,11 +12,11 @@ from trove.interfaces.http.bodies import LinkBody
 from trove.interfaces.workspaces import Workspaces
 
 
-def add_link_routes(app: FastAPI, guard: Workspaces) -> None:
+def add_link_routes(app: FastAPI, workspaces: Workspaces) -> None:
     @app.post("/v1/links", tags=["write"], response_model=out.EdgeOut, responses=out.WRITE_ERRORS)
     def link(body: LinkBody, who: Auth) -> dict[str, Any]:
         """A typed, weighted edge between two items (linking again sets the weight)."""
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             edge = ws.link(**body.model_dump())
         return edge.to_dict()
 
@@ -25,7 +25,7 @@ def add_link_routes(app: FastAPI, guard: Workspaces) -> None:
     )
     def unlink(who: Auth, src: str, dst: str, type: str | None = None) -> dict[str, Any]:
         """Remove the edges from `src` to `dst` (of one type, or all)."""
-        with guard.write(who.rights, who.session) as ws:
+        with workspaces.write(who.rights, who.session) as ws:
             return {"removed": ws.unlink(src, dst, type)}
 
     @app.get(
@@ -36,6 +36,6 @@ def add_link_routes(app: FastAPI, guard: Workspaces) -> None:
     )
     def neighbors(doc_id: str, who: Auth, type: str | None = None) -> dict[str, Any]:
         """Edges from or to an item whose other end you can see."""
-        with guard.read(who.rights, who.session) as ws:
+        with workspaces.read(who.rights, who.session) as ws:
             edges = ws.neighbors(doc_id, type)
         return {"edges": [edge.to_dict() for edge in edges]}

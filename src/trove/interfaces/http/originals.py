@@ -17,7 +17,7 @@ from trove.interfaces.http.auth import Auth
 from trove.interfaces.workspaces import Workspaces
 
 
-def add_original_route(app: FastAPI, guard: Workspaces) -> None:
+def add_original_route(app: FastAPI, workspaces: Workspaces) -> None:
     @app.get(
         "/v1/items/{doc_id}/original",
         tags=["read"],
@@ -29,11 +29,11 @@ def add_original_route(app: FastAPI, guard: Workspaces) -> None:
     )
     def original(doc_id: str, who: Auth) -> StreamingResponse:
         """The file the item was made from (kept with `--keep-originals`), as stored."""
-        with guard.read(who.rights, who.session) as ws:
+        with workspaces.read(who.rights, who.session) as ws:
             info = ws.original_info(doc_id)  # NotFound (404) before any byte is sent
 
         def body() -> Iterator[bytes]:
-            with guard.read(who.rights, who.session) as ws:  # the store stays open meanwhile
+            with workspaces.read(who.rights, who.session) as ws:  # the store stays open meanwhile
                 yield from ws.original_pieces(doc_id)
 
         return StreamingResponse(body(), media_type=info.media_type, headers=headers(info))

@@ -110,7 +110,7 @@ async def _publish(feed: EventFeed, subscribers: Subscribers) -> None:
         await subscribers.updated(KNOWLEDGE_URI)
 
 
-def add_resources(server: MCPServer, guard: Workspaces, config: ServerConfig) -> None:
+def add_resources(server: MCPServer, workspaces: Workspaces, config: ServerConfig) -> None:
     @server.resource(
         KNOWLEDGE_URI,
         name="knowledge",
@@ -119,7 +119,7 @@ def add_resources(server: MCPServer, guard: Workspaces, config: ServerConfig) ->
         mime_type="application/json",
     )
     def knowledge() -> str:
-        with guard.read(config.rights) as ws:
+        with workspaces.read(config.rights) as ws:
             stats = ws.stats()
         return json.dumps(
             {
@@ -136,7 +136,7 @@ def add_resources(server: MCPServer, guard: Workspaces, config: ServerConfig) ->
         mime_type="application/json",
     )
     def item(id: str) -> str:
-        with guard.read(config.rights) as ws:
+        with workspaces.read(config.rights) as ws:
             doc = ws.get(id)
         if doc is None:
             raise ValueError(f"no item with id {id!r}")

@@ -18,7 +18,7 @@ THREAD_ITEMS = 50
 PROMPT_RESULTS = 8
 
 
-def add_prompts(server: MCPServer, guard: Workspaces, config: ServerConfig) -> None:
+def add_prompts(server: MCPServer, workspaces: Workspaces, config: ServerConfig) -> None:
     @server.prompt(
         name="what_do_we_know",
         title="What do we know about…",
@@ -26,7 +26,7 @@ def add_prompts(server: MCPServer, guard: Workspaces, config: ServerConfig) -> N
         "citing item ids.",
     )
     def what_do_we_know(topic: str) -> str:
-        with guard.read(config.rights) as ws:
+        with workspaces.read(config.rights) as ws:
             hits = ws.search(topic, limit=PROMPT_RESULTS, with_text=True)
         found = "\n\n".join(
             f"[{hit.doc_id}] {hit.title or '(untitled)'} (score {hit.score:.2f})\n"
@@ -47,7 +47,7 @@ def add_prompts(server: MCPServer, guard: Workspaces, config: ServerConfig) -> N
         "in it); its messages are included oldest first.",
     )
     def summarise_thread(thread: str) -> str:
-        with guard.read(config.rights) as ws:
+        with workspaces.read(config.rights) as ws:
             messages = _thread(ws, thread)
         if not messages:
             raise ToolError(f"not_found: no thread {thread!r} in this workspace")

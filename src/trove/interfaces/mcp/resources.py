@@ -17,7 +17,7 @@ from trove.models import Document
 RECENT_ITEMS = 20
 
 
-def add_more_resources(server: MCPServer, guard: Workspaces, config: ServerConfig) -> None:
+def add_more_resources(server: MCPServer, workspaces: Workspaces, config: ServerConfig) -> None:
     @server.resource(
         "trove://documents/{id}",
         name="document",
@@ -25,7 +25,7 @@ def add_more_resources(server: MCPServer, guard: Workspaces, config: ServerConfi
         mime_type="application/json",
     )
     def document(id: str) -> str:
-        with guard.read(config.rights) as ws:
+        with workspaces.read(config.rights) as ws:
             doc = ws.get(id)
         if doc is None:
             raise ValueError(f"not_found: no item with id {id!r}")
@@ -38,7 +38,7 @@ def add_more_resources(server: MCPServer, guard: Workspaces, config: ServerConfi
         mime_type="application/json",
     )
     def stats() -> str:
-        with guard.read(config.rights) as ws:
+        with workspaces.read(config.rights) as ws:
             return json.dumps(reply.workspace_stats(ws))
 
     @server.resource(
@@ -48,7 +48,7 @@ def add_more_resources(server: MCPServer, guard: Workspaces, config: ServerConfi
         mime_type="application/json",
     )
     def recent() -> str:
-        with guard.read(config.rights) as ws:
+        with workspaces.read(config.rights) as ws:
             page = ws.list(limit=RECENT_ITEMS)
         return json.dumps({"items": [_line(doc) for doc in page.items]})
 

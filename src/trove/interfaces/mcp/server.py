@@ -69,9 +69,9 @@ def create_server(store: Store, config: ServerConfig) -> MCPServer:
         lifespan=publishing(store, config, subscribers),
     )
     subscribers.install(server)
-    add_resources(server, tools.guard, config)
-    add_more_resources(server, tools.guard, config)
-    add_prompts(server, tools.guard, config)
+    add_resources(server, tools.workspaces, config)
+    add_more_resources(server, tools.workspaces, config)
+    add_prompts(server, tools.workspaces, config)
     return server
 
 

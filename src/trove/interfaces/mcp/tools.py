@@ -81,7 +81,7 @@ class KnowledgeTools:
     """The tools, bound to one store and configuration."""
 
     def __init__(self, store: Store, config: ServerConfig) -> None:
-        self.guard = Workspaces(
+        self.workspaces = Workspaces(
             store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit
         )
         self.config = config
@@ -342,7 +342,7 @@ class KnowledgeTools:
             session = headers.get("mcp-session-id") or session
         if rights is None:  # RequireToken refuses these before they get here
             raise ToolError("unauthorized: a valid bearer token is required")
-        enter = self.guard.write if write else self.guard.read
+        enter = self.workspaces.write if write else self.workspaces.read
         try:
             with enter(rights, session) as ws:
                 yield ws

@@ -52,8 +52,8 @@ def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
 class Pages:
     """The pages; each looks up the caller from the cookie and renders one template."""
 
-    def __init__(self, guard: Workspaces, config: ServerConfig) -> None:
-        self.guard = guard
+    def __init__(self, workspaces: Workspaces, config: ServerConfig) -> None:
+        self.workspaces = workspaces
         self.config = config
 
     def guarded(self, view: Callable[..., Response]) -> Callable[..., Response]:
@@ -74,7 +74,7 @@ class Pages:
 
     def search(self, request: Request, who: Rights, common: dict[str, Any]) -> Response:
         form = _form(request)
-        with self.guard.read(who) as ws:
+        with self.workspaces.read(who) as ws:
             stats = ws.stats()
             hits = ws.search(form["q"], **_search_options(form)) if form["q"] else None
             recent = None if hits is not None else ws.list(limit=RESULTS)
@@ -93,7 +93,7 @@ class Pages:
         )
 
     def doc(self, request: Request, who: Rights, common: dict[str, Any], doc_id: str) -> Response:
-        with self.guard.read(who) as ws:
+        with self.workspaces.read(who) as ws:
             doc = ws.get(doc_id) or ws.deleted(doc_id)
             if doc is None:
                 return error_page(404, "not_found", f"no document with id {doc_id!r}", common)
@@ -113,7 +113,7 @@ class Pages:
     def restore(
         self, request: Request, who: Rights, common: dict[str, Any], doc_id: str
     ) -> Response:
-        with self.guard.write(who) as ws:
+        with self.workspaces.write(who) as ws:
             ws.restore(doc_id)
         return RedirectResponse(f"/doc/{quote(doc_id, safe='')}", 303)
 
@@ -121,11 +121,11 @@ class Pages:
         self, request: Request, who: Rights, common: dict[str, Any], doc_id: str
     ) -> Response:
         """The kept original of a document, streamed as a download."""
-        with self.guard.read(who) as ws:
+        with self.workspaces.read(who) as ws:
             info = ws.original_info(doc_id)  # NotFound (an error page) before any byte
 
         def body() -> Iterator[bytes]:
-            with self.guard.read(who) as ws:
+            with self.workspaces.read(who) as ws:
                 yield from ws.original_pieces(doc_id)
 
         return StreamingResponse(body(), media_type=info.media_type, headers=headers(info))
@@ -133,7 +133,7 @@ class Pages:
     def browse(self, request: Request, who: Rights, common: dict[str, Any]) -> Response:
         query = request.query_params
         filters, heading = _browse_filters(query)
-        with self.guard.read(who) as ws:
+        with self.workspaces.read(who) as ws:
             if filters is None:
                 stats = ws.stats()
                 tags = Counter(t for d in ws.list(limit=TAG_SCAN).items for t in d.tags)
@@ -159,7 +159,7 @@ class Pages:
         )
 
     def stats(self, request: Request, who: Rights, common: dict[str, Any]) -> Response:
-        with self.guard.read(who) as ws:
+        with self.workspaces.read(who) as ws:
             stats = ws.stats()
         rows = [
             ("documents", stats.documents),
@@ -178,8 +178,8 @@ def error_page(status: int, code: str, message: str, common: dict[str, Any]) -> 
     return page("browse.html", status, error=error, items=[], cursor=None, heading=code, **common)
 
 
-def add_web_routes(app: FastAPI, guard: Workspaces, config: ServerConfig) -> None:
-    pages = Pages(guard, config)
+def add_web_routes(app: FastAPI, workspaces: Workspaces, config: ServerConfig) -> None:
+    pages = Pages(workspaces, config)
     views = (pages.search, pages.doc, pages.restore, pages.browse, pages.stats, pages.original)
     _routes(app, config, pages.guarded, *views)
 
