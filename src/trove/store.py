@@ -11,7 +11,6 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from trove import agent, listing, originals, store_writes, validate
-from trove.agent import settings as agent_settings
 from trove.backends.base import Backend, FileState, LocalIndexes
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.embedders.base import Embedder
@@ -165,7 +164,7 @@ class Store:
     def settings(self, **changes: str | None) -> dict[str, str]:
         """The store's own defaults (kept in the file), after applying ``changes``:
         ``expand`` (``llm`` or ``off``) and ``enrich`` (``on`` or ``off``)."""
-        return agent_settings(self, **changes)
+        return agent.settings(self, **changes)
 
     # --- writing: the bodies are in trove/store_writes.py -------------------------
 

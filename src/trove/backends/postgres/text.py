@@ -43,9 +43,6 @@ WORD = re.compile(r"[^\W_]+")
 # ESC "0"; strings without either (nearly all) pass through untouched.
 ESC = "\U0010ffff"
 _UNESCAPE = re.compile(ESC + "([01])")
-# The weight trove gives query lexemes to pick them out of a stored vector (stored ones
-# carry PostgreSQL's default, D).
-MARK = "A"
 
 
 def esc(value: str) -> str:
@@ -58,10 +55,6 @@ def unesc(value: str) -> str:
     if ESC not in value:
         return value
     return _UNESCAPE.sub(lambda m: ESC if m.group(1) == "1" else "\x00", value)
-
-
-def esc_opt(value: str | None) -> str | None:
-    return None if value is None else esc(value)
 
 
 def filterable(value: Any) -> Any:
