@@ -113,3 +113,14 @@ def test_the_feed_carries_this_processs_reads(tmp_path: Path) -> None:
             kb.search("secret", namespace="ana")
             assert [(e["kind"], e["id"]) for e in feed.poll()] == [("retrieved", doc)]
             assert other.poll() == []
+
+
+def test_a_reranked_search_reports_only_what_it_returns(tmp_path: Path) -> None:
+    # Reranking searches a wider list first; only the hits returned are reads.
+    with trove.open(tmp_path / "kb.db", embedder=None, record_retrievals=True) as kb:
+        ids = [kb.add(f"secret number {n}", source="vault") for n in range(5)]
+        reads: list[dict[str, Any]] = []
+        kb.subscribe(reads.append, kinds=["retrieved"])
+        hits = kb.search("secret", rerank="memory", limit=2)
+        assert len(hits) == 2 and {h.doc_id for h in hits} <= set(ids)
+        assert [e["id"] for e in reads] == [h.doc_id for h in hits]

@@ -246,9 +246,6 @@ class Store:
             return None
         return doc
 
-    def _expand_default(self) -> int | str:
-        return agent.expand_default(self)
-
     def flush_access(self) -> int:
         """Write the pending access counts now (they are otherwise written about once a
         second, and at close); returns how many documents they touched."""
@@ -309,19 +306,13 @@ class Store:
         ``context=N`` adds the N chunks on each side, and ``max_tokens=N`` returns as many
         hits with text as fit in N tokens (see :mod:`trove.search.budget`).
         """
-        expand = self._expand_default() if expand is None else expand
+        expand = agent.expand_default(self) if expand is None else expand
         if expand != "llm":
             validate.count(expand, 'expand (or "llm")', 0, validate.MAX_EXPAND, InvalidQuery)
         budgeted = budget.Options.check(min_score, with_text, context, max_tokens)
-        if filters.pop("collapse_duplicates", True) and self._has_duplicates():
-            filters["collapse"] = True
-        options = dict(mode=mode, raw=raw, explain=explain, variants=variants, vector=vector)
-        found = self._ranked(query, limit, expand, rerank, options, filters)
-        if isinstance(expand, int) and expand > 0 and found:
-            found.extend(self._hybrid.linked(found, Filters.build(**filters), expand, now()))
-        found[:] = budget.finish(
-            self.backend, [h for h in found if budgeted.passes(h.score, h)], budgeted
-        )
+        options: dict[str, Any] = dict(mode=mode, raw=raw, explain=explain, vector=vector)
+        options.update(variants=variants, expand=expand, rerank=rerank, budget=budgeted)
+        found = self._found(query, limit, options, filters)
         if self.record_retrievals:
             for hit in found:
                 self.events.emit_hit("retrieved", hit)
@@ -329,29 +320,35 @@ class Store:
             self.access.note(h.doc_id for h in found)
         return found
 
+    def _found(
+        self, query: str, limit: int, options: dict[str, Any], filters: dict[str, Any]
+    ) -> SearchResults:
+        """The hits :meth:`search` returns, before it records their use or reports them
+        read (so an inner search, like reranking's wider one, reports nothing)."""
+        if filters.pop("collapse_duplicates", True) and self._has_duplicates():
+            filters["collapse"] = True
+        found = self._ranked(query, limit, options, filters)
+        expand, budgeted = options["expand"], options["budget"]
+        if isinstance(expand, int) and expand > 0 and found:
+            found.extend(self._hybrid.linked(found, Filters.build(**filters), expand, now()))
+        found[:] = budget.finish(
+            self.backend, [h for h in found if budgeted.passes(h.score, h)], budgeted
+        )
+        return found
+
     def _ranked(
-        self,
-        query: str,
-        limit: int,
-        expand: int | str,
-        rerank: str | Mapping[str, Any] | None,
-        options: dict[str, Any],
-        filters: dict[str, Any],
+        self, query: str, limit: int, options: dict[str, Any], filters: dict[str, Any]
     ) -> SearchResults:
         """The hits of :meth:`search` before links, budget and access: reranked, by the
         caller's vector, fused over variants, or one ranking (with enrichment)."""
         mode, raw, explain = options["mode"], options["raw"], options["explain"]
         variants, vector = options["variants"], options["vector"]
+        expand, rerank = options["expand"], options["rerank"]
         if rerank is not None:
             rank = memory_rank.parse(rerank)
-            wide = self.search(
-                query,
-                limit=memory_rank.depth(limit) if isinstance(limit, int) else limit,
-                expand=0,
-                record_access=False,
-                **options,
-                **filters,
-            )
+            validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
+            inner = dict(options, expand=0, rerank=None, budget=budget.Options())
+            wide = self._found(query, memory_rank.depth(limit), inner, dict(filters))
             return SearchResults(memory_rank.apply(wide, rank, now(), limit, explain))
         if vector is not None:
             where = Filters.build(**filters)

@@ -117,3 +117,11 @@ def test_bad_rerank_is_invalid(kb: trove.Store, bad: object) -> None:
     kb.add("x")
     with pytest.raises(InvalidQuery):
         kb.search("x", rerank=bad)  # type: ignore[arg-type]
+
+
+def test_a_reranked_search_checks_its_limit(tmp_path: Path) -> None:
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.add("x y")
+        for bad in (-1, "a", 10**9):
+            with pytest.raises(InvalidQuery, match="limit"):
+                kb.search("x", rerank="memory", limit=bad)
