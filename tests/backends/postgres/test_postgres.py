@@ -212,6 +212,38 @@ def test_reembed_missing_repairs_chunks_without_vectors(pg_target: str, pg_url: 
         assert kb.stats().vectors == 3
 
 
+def test_one_batch_adds_replaces_and_retags_documents(pg_target: str, pg_url: str) -> None:
+    # put_many writes a batch in one statement per kind: new and replaced documents,
+    # header-only changes, the old chunks of replaced ones dropped, vectors in step.
+    def doc(key: str, text: str, tags: list[str]) -> dict[str, Any]:
+        return {"text": text, "source": "s", "source_id": key, "title": key, "tags": tags}
+
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many([doc("a", "walrus tusks on the ice", []), doc("b", "heron wading", [])])
+        results = kb.write_many(
+            [
+                doc("a", "narwhal horn under the ice", []),  # text changed: new chunks
+                doc("b", "heron wading", ["bird"]),  # tags only: chunks kept
+                doc("c", "otter cracking shells", []),  # new
+            ]
+        )
+        assert [r.action for r in results] == ["updated", "updated", "added"]
+        ids = {h.title: h.doc_id for h in kb.search("narwhal heron otter", mode="keyword")}
+        assert sorted(ids) == ["a", "b", "c"]
+        assert kb.search("walrus", mode="keyword") == []
+        assert kb.get(ids["b"]).tags == ("bird",)  # type: ignore[union-attr]
+        assert kb.stats().chunks == kb.stats().vectors == 3
+        for title, text in (("a", "narwhal horn under the ice"), ("c", "otter cracking shells")):
+            assert kb.search(text, mode="semantic", limit=1)[0].doc_id == ids[title]
+    schema = schema_of(pg_target)
+    orphans = sql(
+        pg_url,
+        f"SELECT count(*) FROM {schema}.chunk c LEFT JOIN {schema}.chunk_vec_1 v "
+        "ON v.chunk_id = c.id WHERE v.chunk_id IS NULL",
+    )
+    assert orphans[0][0] == 0
+
+
 def test_other_embedder_is_refused_and_nothing_changes(pg_target: str) -> None:
     with trove.open(pg_target, embedder="hash:32") as kb:
         _load(kb)
