@@ -25,6 +25,7 @@ from trove import EmbedderMismatch, NotATroveStore, SchemaTooNew, StoreError
 from trove.backends.postgres import text as postgres_text
 from trove.backends.postgres.schema import LATEST_VERSION
 from trove.backends.postgres.url import parse, redact
+from trove.errors import QueryTimeout
 
 SECRET = "s3cr3t-Pa55"
 ANIMALS = [
@@ -242,6 +243,38 @@ def test_one_batch_adds_replaces_and_retags_documents(pg_target: str, pg_url: st
         "ON v.chunk_id = c.id WHERE v.chunk_id IS NULL",
     )
     assert orphans[0][0] == 0
+
+
+def test_read_with_settings_is_one_transaction_and_its_timeout_surfaces(pg_target: str) -> None:
+    with trove.open(pg_target, embedder=None) as kb:
+        kb.add("walrus tusks on the ice")
+        backend: Any = kb.backend
+        rows = backend.read_with({"work_mem": "1234kB"}, "SELECT current_setting('work_mem')")
+        assert rows == [("1234kB",)]
+        assert backend.one("SELECT current_setting('work_mem')") != ("1234kB",)  # gone after
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            backend.read_with({"statement_timeout": "20"}, "SELECT pg_sleep(2)")
+        assert kb.search("walrus", mode="keyword")  # the pool carries on
+
+        def cancelled(*args: Any) -> Any:
+            raise psycopg.errors.QueryCanceled("canceling statement due to statement timeout")
+
+        backend.read_with = cancelled
+        with pytest.raises(QueryTimeout, match="budget"):
+            kb.search("walrus", mode="keyword")
+
+
+def test_a_pooled_connection_the_server_ended_is_replaced(pg_target: str, pg_url: str) -> None:
+    # The pool tests a recently used connection only by whether its socket is readable
+    # (no round trip): a session the server terminated must still never be handed out.
+    with trove.open(pg_target, embedder=None) as kb:
+        kb.add("heron wading in the reeds")
+        assert kb.search("heron", mode="keyword")
+        pids = [r[0] for r in kb.backend.rows("SELECT pg_backend_pid()")]  # type: ignore[attr-defined]
+        sql(pg_url, "SELECT pg_terminate_backend(p) FROM unnest(%s::int[]) AS p", (pids,))
+        time.sleep(0.2)
+        assert kb.search("heron", mode="keyword")
+        assert kb.add("egret") and kb.stats().documents == 2
 
 
 def test_other_embedder_is_refused_and_nothing_changes(pg_target: str) -> None:

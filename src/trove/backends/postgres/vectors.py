@@ -214,12 +214,10 @@ class VectorStorage(Connected):
             "c.heading, coalesce({where}, false) FROM ann a JOIN chunk c ON c.id = a.chunk_id "
             "JOIN document d ON d.id = c.doc_id ORDER BY a.dist, a.chunk_id"
         ).format(table=knn.table, where=knn.where)
-        with self.transaction(), self.conn() as conn:
-            # The index returns at most ef_search rows; the setting ends with the transaction.
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(window),))
-            return list(
-                conn.execute(query, [knn.vector, knn.vector, window, *knn.params]).fetchall()
-            )
+        # The index returns at most ef_search rows; the setting ends with the transaction.
+        return self.read_with(
+            {"hnsw.ef_search": str(window)}, query, [knn.vector, knn.vector, window, *knn.params]
+        )
 
     def _exact(self, knn: _Knn, window: int) -> list[tuple[Any, ...]]:
         # "+ 0" keeps the planner off the HNSW index, which would filter after its top k.
