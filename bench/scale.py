@@ -309,7 +309,7 @@ def main() -> None:
         import _scale_pg  # it builds on this module
 
         _scale_pg.run(args.sizes, args.url, args.remeasure)
-        _report.write()
+        _scale_pg.write_section(json.loads(_scale_pg.RESULTS.read_text()))
         return
     material = Material()
     if args.check:
