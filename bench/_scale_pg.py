@@ -331,7 +331,7 @@ def section(results: dict[str, Any]) -> str:
             f"{server.get('pgvector', '?')} (pgserver, on the same two cores as the client; "
             f"shared_buffers {server.get('shared_buffers', '?')}, other settings default). "
             "HNSW index: pgvector's defaults, m = 16, ef_construction = 64, cosine; a search "
-            "scans it with `hnsw.ef_search` = max(2 × limit, 100), 100 at limit 10. Each "
+            "scans it with `hnsw.ef_search` = max(2 × limit, 200), 200 at limit 10. Each "
             "PostgreSQL row is measured in a fresh process and the SQLite store of the same "
             "size right after it, so each pair ran at the same load (the last column). "
             "Statements: sent to the server per search (keyword / semantic / hybrid); "

@@ -35,7 +35,7 @@ _TABLE = re.compile(r"chunk_vec_[0-9]+")
 # returns at most ef_search (<= 1,000) rows.
 _MAX_INDEXED_DIMENSION = 2000
 _MAX_EF_SEARCH = 1000
-_MIN_EF_SEARCH = 100
+_MIN_EF_SEARCH = 200
 _LOCK_SPACE = 0x54524F57
 
 
@@ -189,9 +189,9 @@ class VectorStorage(Connected):
         where, params = filter_sql(filters, now)
         knn = _Knn(sql.Identifier(checked_table(lock.table)), vector, sql.SQL(where), params)
         indexed = lock.dimension <= _MAX_INDEXED_DIMENSION
-        # The window is the scan's ef_search: 100 at least, for recall@10 >= 0.99 against
-        # exact at 100k chunks (40 gave 0.98 at 10k: bench/scale.py --backend postgres),
-        # widened only when too few of its chunks pass the filter.
+        # The window is the scan's ef_search: 200 at least, for recall@10 >= 0.99 against
+        # exact at 100k chunks (40 gave 0.905, 100 0.972, 200 0.993: bench/scale.py
+        # --backend postgres), widened only when too few of its chunks pass the filter.
         window = max(limit * 2, _MIN_EF_SEARCH)
         while indexed and window <= _MAX_EF_SEARCH:
             rows = self._nearest(knn, window)
