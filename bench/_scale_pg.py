@@ -335,7 +335,12 @@ def section(results: dict[str, Any]) -> str:
             "PostgreSQL row is measured in a fresh process and the SQLite store of the same "
             "size right after it, so each pair ran at the same load (the last column). "
             "Statements: sent to the server per search (keyword / semantic / hybrid); "
-            "timeouts: searches past the 5 s budget (counted at the time they took).",
+            "timeouts: searches past the 5 s budget (counted at the time they took). "
+            f"PostgreSQL's keyword and hybrid latencies are over the first {SAMPLE} claims "
+            "(a keyword search at 100k takes seconds under load), semantic over all 300. "
+            "The 10,000 rows were measured before this work (6eebc9f: ef_search 40, the "
+            "old round trips); ingest: the build from 10k to 100k, with the batched "
+            "writes.",
             "",
             "| chunks | backend | keyword p50 / p95 ms | semantic p50 / p95 ms | "
             "hybrid p50 / p95 ms | recall@10 | statements | timeouts | ingest docs/s | load |",
@@ -390,29 +395,36 @@ def _ratios(results: dict[str, Any]) -> list[str]:
     return out
 
 
-WHY = """Why PostgreSQL is slower here (each more than 3× at 100k chunks):
+WHY = """Where PostgreSQL is more than 3× slower, and why (profiles at 30k-100k chunks):
 
-- **Keyword**: BM25 is computed exactly in SQL over every chunk that holds any query
-  word. A SciFact claim has common words ("have", "show", "effect"), so the GIN index
-  hands back a large share of the corpus, and each of those chunks' `tsvector`s is read
-  (detoasted), filtered to the query's lexemes and unnested: `EXPLAIN (ANALYZE, BUFFERS)`
-  of the ranking statement (`KeywordSearch._bm25_sql`) at 30k chunks showed 11,000-20,000
-  chunks matched and 27,000-45,000 buffer reads for 3 claims. The cost grows with the
-  store. SQLite answers from an in-memory word index built by `Store.warm()` (BM25 over
-  numpy postings). The PostgreSQL equivalent — a postings table with term frequencies kept
-  in the write transaction, or a BM25 index extension, with top-k pruning — is not a
-  cheap change; it is the next step if keyword search on PostgreSQL must scale.
-- **Round trips**: every statement is a round trip to another process, and on this
-  loaded 2-core machine each costs a few ms (the server's backend process waits for a
-  core like everything else). A search sent 31-36 statements; now about half: the pool
-  tests a recently used connection by whether its socket is readable instead of with an
-  empty query, and a ranking statement's settings, BEGIN and COMMIT are pipelined with it.
-  Of the rest, 10 were the calibration's reads of each hit's text (one query with a
-  batched `document_texts`), 2 the embedder lock (`meta`) and 2 the snippets.
-- **Semantic**: the HNSW scan itself (the bare query's p50 above, at ef_search 100) is
-  most of the gap; SQLite's is an in-process matrix product over memory-mapped vectors.
-- **Ingest**: most of `add_many`'s time on PostgreSQL is pgvector inserting each vector
-  into the HNSW graph (each insert searches the graph with ef_construction = 64), then
-  the GIN and `tsvector` work; a batch is now a few pipelined statements, not 3-4 round
-  trips per document.
+- **Keyword** (and so hybrid, which runs it): BM25 is computed exactly in SQL over every
+  chunk that holds any query word. A SciFact claim has common words ("have", "show",
+  "effect"), so the GIN index hands back a large share of the corpus, and each of those
+  chunks' `tsvector`s is read (detoasted), filtered to the query's lexemes and unnested:
+  `EXPLAIN (ANALYZE, BUFFERS)` of the ranking statement (`KeywordSearch._bm25_sql`) at 30k
+  chunks found 11,000-20,000 chunks matched and 27,000-45,000 buffer reads for each of 3
+  claims, 0.8-1.6 s under load. The cost grows with the store: at 100k a few searches ran
+  past the 5 s budget on this loaded machine (the timeouts column). SQLite answers from
+  an in-memory word index built by `Store.warm()` (BM25 over numpy postings). The
+  PostgreSQL equivalent — postings with term frequencies kept in the write transaction,
+  or a BM25 index extension, with top-k pruning — is not a cheap change; it is the next
+  step if keyword search on PostgreSQL must scale.
+- **Ingest**: a cProfile of a 1,000-document `add_many` (load 16) spent 15 of 24 s in
+  `put_vectors`, waiting for pgvector to insert each vector into the HNSW graph (each
+  insert searches it with ef_construction = 64), 5 s preparing the text in the client
+  (half of it looking for CJK in Latin text, now one regex scan) and 3 s the document,
+  chunk, `tsvector` and GIN inserts. Back to back at that load, 2,000 documents into fresh
+  stores: SQLite 325 docs/s, PostgreSQL 48 (35-41 before a batch became a few pipelined
+  statements instead of 3-4 round trips per document).
+- **Round trips** (all modes): every statement is a round trip to another process, and on
+  this loaded 2-core machine each costs a few ms (the server's backend process waits for
+  a core like everything else). A search sent 31-36 statements (the 10,000 row, measured
+  before the change), now 16-19: the pool tests a recently used connection by whether its
+  socket is readable instead of with an empty query, and a ranking statement's settings,
+  BEGIN and COMMIT are pipelined with it. Of the rest, 10 are the calibration's reads of
+  each hit's text (one statement once they are read in one batch: `document_texts`,
+  another branch of this work), 2 the embedder lock in `meta`, 2 the snippets.
+
+Semantic search stays within 3×: the HNSW scan (the bare query above) is most of the
+difference; SQLite's is an in-process product over memory-mapped vectors.
 """
