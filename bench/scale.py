@@ -307,9 +307,10 @@ def main() -> None:
         return
     if args.backend == "postgres":
         import _scale_pg  # it builds on this module
+        import _scale_pg_report
 
         _scale_pg.run(args.sizes, args.url, args.remeasure)
-        _scale_pg.write_section(json.loads(_scale_pg.RESULTS.read_text()))
+        _scale_pg_report.write_section(json.loads(_scale_pg.RESULTS.read_text()))
         return
     material = Material()
     if args.check:
