@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import _coldstart_report
+import _scale_pg_report
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -32,6 +33,9 @@ def write() -> None:
     if scale:
         parts.append(_scale(scale))
         _plot_scale(scale, DOCS / "scale-latency.png")
+    postgres = _load("scale-postgres.json")
+    if postgres:
+        parts.append(_scale_pg_report.section(postgres))
     coldstart = _load("coldstart.json")
     if coldstart:
         parts.append(_coldstart_report.section(coldstart))

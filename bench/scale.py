@@ -3,6 +3,7 @@
     python bench/scale.py                              # 10k, 100k, 1M (the 1M point: ~1 h)
     python bench/scale.py --sizes 10000 100000         # quicker
     python bench/scale.py --report                     # only rewrite docs/benchmarks.md
+    python bench/scale.py --backend postgres --sizes 100000   # PostgreSQL (bench/_scale_pg.py)
 
 One store grows through the sizes (bench/.cache/scale.db): it is built to 10k chunks and
 measured, grown to 100k and measured, and so on, so the 1M store also costs the time of
@@ -293,6 +294,8 @@ def main() -> None:
     parser.add_argument(
         "--remeasure", action="store_true", help="measure the built sizes again (busy machine)"
     )
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--url", help="postgres: a server to use (default: a pgserver)")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     parser.add_argument("--truth", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -301,6 +304,13 @@ def main() -> None:
         return
     if args.report:
         _report.write()
+        return
+    if args.backend == "postgres":
+        import _scale_pg  # it builds on this module
+        import _scale_pg_report
+
+        _scale_pg.run(args.sizes, args.url, args.remeasure)
+        _scale_pg_report.write_section(json.loads(_scale_pg.RESULTS.read_text()))
         return
     material = Material()
     if args.check:

@@ -25,6 +25,7 @@ from trove import EmbedderMismatch, NotATroveStore, SchemaTooNew, StoreError
 from trove.backends.postgres import text as postgres_text
 from trove.backends.postgres.schema import LATEST_VERSION
 from trove.backends.postgres.url import parse, redact
+from trove.errors import QueryTimeout
 
 SECRET = "s3cr3t-Pa55"
 ANIMALS = [
@@ -210,6 +211,70 @@ def test_reembed_missing_repairs_chunks_without_vectors(pg_target: str, pg_url: 
         assert kb.stats().vectors == 2
         assert kb.reembed(missing=True) == 1
         assert kb.stats().vectors == 3
+
+
+def test_one_batch_adds_replaces_and_retags_documents(pg_target: str, pg_url: str) -> None:
+    # put_many writes a batch in one statement per kind: new and replaced documents,
+    # header-only changes, the old chunks of replaced ones dropped, vectors in step.
+    def doc(key: str, text: str, tags: list[str]) -> dict[str, Any]:
+        return {"text": text, "source": "s", "source_id": key, "title": key, "tags": tags}
+
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many([doc("a", "walrus tusks on the ice", []), doc("b", "heron wading", [])])
+        results = kb.write_many(
+            [
+                doc("a", "narwhal horn under the ice", []),  # text changed: new chunks
+                doc("b", "heron wading", ["bird"]),  # tags only: chunks kept
+                doc("c", "otter cracking shells", []),  # new
+            ]
+        )
+        assert [r.action for r in results] == ["updated", "updated", "added"]
+        ids = {h.title: h.doc_id for h in kb.search("narwhal heron otter", mode="keyword")}
+        assert sorted(ids) == ["a", "b", "c"]
+        assert kb.search("walrus", mode="keyword") == []
+        assert kb.get(ids["b"]).tags == ("bird",)  # type: ignore[union-attr]
+        assert kb.stats().chunks == kb.stats().vectors == 3
+        for title, text in (("a", "narwhal horn under the ice"), ("c", "otter cracking shells")):
+            assert kb.search(text, mode="semantic", limit=1)[0].doc_id == ids[title]
+    schema = schema_of(pg_target)
+    orphans = sql(
+        pg_url,
+        f"SELECT count(*) FROM {schema}.chunk c LEFT JOIN {schema}.chunk_vec_1 v "
+        "ON v.chunk_id = c.id WHERE v.chunk_id IS NULL",
+    )
+    assert orphans[0][0] == 0
+
+
+def test_read_with_settings_is_one_transaction_and_its_timeout_surfaces(pg_target: str) -> None:
+    with trove.open(pg_target, embedder=None) as kb:
+        kb.add("walrus tusks on the ice")
+        backend: Any = kb.backend
+        rows = backend.read_with({"work_mem": "1234kB"}, "SELECT current_setting('work_mem')")
+        assert rows == [("1234kB",)]
+        assert backend.one("SELECT current_setting('work_mem')") != ("1234kB",)  # gone after
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            backend.read_with({"statement_timeout": "20"}, "SELECT pg_sleep(2)")
+        assert kb.search("walrus", mode="keyword")  # the pool carries on
+
+        def cancelled(*args: Any) -> Any:
+            raise psycopg.errors.QueryCanceled("canceling statement due to statement timeout")
+
+        backend.read_with = cancelled
+        with pytest.raises(QueryTimeout, match="budget"):
+            kb.search("walrus", mode="keyword")
+
+
+def test_a_pooled_connection_the_server_ended_is_replaced(pg_target: str, pg_url: str) -> None:
+    # The pool tests a recently used connection only by whether its socket is readable
+    # (no round trip): a session the server terminated must still never be handed out.
+    with trove.open(pg_target, embedder=None) as kb:
+        kb.add("heron wading in the reeds")
+        assert kb.search("heron", mode="keyword")
+        pids = [r[0] for r in kb.backend.rows("SELECT pg_backend_pid()")]  # type: ignore[attr-defined]
+        sql(pg_url, "SELECT pg_terminate_backend(p) FROM unnest(%s::int[]) AS p", (pids,))
+        time.sleep(0.2)
+        assert kb.search("heron", mode="keyword")
+        assert kb.add("egret") and kb.stats().documents == 2
 
 
 def test_other_embedder_is_refused_and_nothing_changes(pg_target: str) -> None:

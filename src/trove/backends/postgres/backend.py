@@ -75,7 +75,8 @@ class PostgresBackend(
             kwargs={"autocommit": True},
             configure=self._configure,
             # A server restart leaves dead connections in the pool: test on checkout.
-            check=ConnectionPool.check_connection,
+            check=self.check,
+            reset=self.returned,
             name=f"trove:{self.schema}",
             num_workers=1,
             open=False,

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import re
+import select
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -34,6 +36,9 @@ from trove.errors import StoreError
 from trove.models import Document
 
 _LOST = "lost the connection to"
+# A pooled connection idle longer than this is checked with a round trip on checkout; a
+# fresher one only when its socket has something to read (see Connected.check).
+_IDLE_CHECK_S = 5.0
 
 
 class Connected:
@@ -79,12 +84,31 @@ class Connected:
         self._set_path(conn)
         register_vector_info(conn, self.vector_info)
 
+    @staticmethod
+    def check(conn: psycopg.Connection) -> None:
+        """The pool's test of a connection it hands out (it discards one that fails).
+
+        A round trip (an empty query) only when the connection has been idle a while or
+        its socket is readable: a server that restarts or ends the session sends a
+        message and closes it, which makes the idle socket readable. A search checks out
+        a connection per statement, so testing each with a round trip doubled them."""
+        idle = time.monotonic() - getattr(conn, "_trove_returned", 0.0)
+        if idle > _IDLE_CHECK_S or conn.closed or _readable(conn):
+            ConnectionPool.check_connection(conn)
+
+    @staticmethod
+    def returned(conn: psycopg.Connection) -> None:
+        """The pool's reset hook: when the connection came back (see :meth:`check`)."""
+        conn._trove_returned = time.monotonic()  # type: ignore[attr-defined]
+
     @contextlib.contextmanager
     def _errors(self, doing: str = _LOST) -> Iterator[None]:
         """Driver errors that are the server's or the network's become a StoreError that
         names the server (never the password); bugs stay what they are."""
         try:
             yield
+        except psycopg.errors.QueryCanceled:
+            raise  # a statement's time budget ran out: the caller says which
         except psycopg.errors.TransactionRollback as exc:
             raise StoreError(
                 f"a concurrent write to PostgreSQL at {self.where} conflicted with this one; "
@@ -127,6 +151,23 @@ class Connected:
             finally:
                 self._local.conn = None
 
+    def read_with(
+        self, settings: Mapping[str, str], query: Any, params: Any = ()
+    ) -> list[tuple[Any, ...]]:
+        """Rows of one read under transaction-local settings (``set_config``), in one
+        round trip: BEGIN, the settings, the query and COMMIT go down one pipeline."""
+        names = ", ".join(["set_config(%s, %s, true)"] * len(settings))
+        values = [x for item in settings.items() for x in item]
+        held = getattr(self._local, "conn", None)
+        if held is not None:  # inside a write: its transaction, settings until it ends
+            held.execute(f"SELECT {names}", values)
+            return list(held.execute(query, params).fetchall())
+        with self._errors(), self.pool.connection() as conn:
+            with conn.pipeline(), conn.transaction():
+                conn.execute(f"SELECT {names}", values)
+                cur = conn.execute(query, params)
+            return list(cur.fetchall())
+
     def rows(self, query: Any, params: Any = ()) -> list[tuple[Any, ...]]:
         with self.conn() as conn:
             return list(conn.execute(query, params).fetchall())
@@ -154,6 +195,15 @@ class Connected:
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (key, value),
                 )
+
+
+def _readable(conn: psycopg.Connection) -> bool:
+    """Whether an idle connection's socket has data or an end of file waiting."""
+    try:
+        ready, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return True
+    return bool(ready)
 
 
 def escape_nul(conn: psycopg.Connection) -> None:

@@ -33,6 +33,20 @@ from trove.models import Chunk, Document
 # Advisory lock space for "a writer is deciding about this document id".
 _DOC_LOCKS = 0x54524F58
 
+_WRITTEN = [*DOC_COLUMNS, "meta", "text_bytes"]
+_UPSERT = (
+    f"INSERT INTO document ({', '.join(_WRITTEN)}) VALUES ({', '.join(['%s'] * len(_WRITTEN))}) "
+    f"ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _WRITTEN if c != "id")
+)
+_HEADER = [c for c in HEADER_COLUMNS if c != "id"] + ["meta"]
+_UPDATE = f"UPDATE document SET {', '.join(f'{c} = %s' for c in _HEADER)} WHERE id = %s"
+_INSERT_CHUNK = (
+    f"INSERT INTO chunk ({CHUNK_COLUMNS}, words, words_len, grams, grams_len) VALUES "
+    "(%s, %s, %s, %s, %s, %s, %s, %s, to_tsvector('trove_words', %s), %s, %s::tsvector, %s) "
+    "RETURNING id"
+)
+
 
 class DocumentStorage(Connected):
     """Mixin of the PostgreSQL backend: documents and their chunks."""
@@ -55,8 +69,12 @@ class DocumentStorage(Connected):
         if getattr(self._local, "conn", None) is not None:
             # Inside a write, as in get_document; in id order, so that two writers of
             # overlapping batches cannot wait on each other.
-            for doc_id in sorted(set(doc_ids)):
-                self.one("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_DOC_LOCKS, doc_id))
+            # One round trip: executemany pipelines the statements, in this order.
+            with self.conn() as conn, conn.cursor() as cur:
+                cur.executemany(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                    [(_DOC_LOCKS, doc_id) for doc_id in sorted(set(doc_ids))],
+                )
         rows = self.rows(
             f"SELECT {', '.join(HEADER_COLUMNS)} FROM document WHERE id = ANY(%s)",
             (list(doc_ids),),
@@ -73,24 +91,11 @@ class DocumentStorage(Connected):
 
     def put_document(self, doc: Document, *, text: bool = True) -> None:
         """Insert or replace the row; ``text=False`` updates an existing row, text untouched."""
-        values = row_values(doc)
         with self.transaction(), self.conn() as conn:
-            if not text:
-                columns = [c for c in HEADER_COLUMNS if c != "id"] + ["meta"]
-                sets = ", ".join(f"{c} = %s" for c in columns)
-                conn.execute(
-                    f"UPDATE document SET {sets} WHERE id = %s",
-                    [values[c] for c in columns] + [values["id"]],
-                )
-                return
-            columns = [*DOC_COLUMNS, "meta", "text_bytes"]
-            updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c != "id")
-            conn.execute(
-                f"INSERT INTO document ({', '.join(columns)}) "
-                f"VALUES ({', '.join(['%s'] * len(columns))}) "
-                f"ON CONFLICT (id) DO UPDATE SET {updates}",
-                [values[c] for c in columns],
-            )
+            if text:
+                conn.execute(_UPSERT, _upsert_params(doc))
+            else:
+                conn.execute(_UPDATE, _update_params(doc))
 
     def replace_chunks(
         self, doc_id: str, chunks: Sequence[ChunkRow]
@@ -103,10 +108,7 @@ class DocumentStorage(Connected):
             if chunks:
                 with conn.cursor() as cur:
                     cur.executemany(
-                        f"INSERT INTO chunk ({CHUNK_COLUMNS}, words, words_len, grams, grams_len) "
-                        "VALUES "
-                        "(%s, %s, %s, %s, %s, %s, %s, %s, to_tsvector('trove_words', %s), %s, "
-                        "%s::tsvector, %s) RETURNING id",
+                        _INSERT_CHUNK,
                         [_chunk_params(doc_id, row) for row in chunks],
                         returning=True,
                     )
@@ -118,16 +120,30 @@ class DocumentStorage(Connected):
         return dropped, ids
 
     def put_many(self, writes: Sequence[DocumentWrite]) -> tuple[list[int], list[int]]:
-        """:meth:`put_document` and :meth:`replace_chunks` for each write of a batch."""
+        """:meth:`put_document` and :meth:`replace_chunks` for a batch, in a few round
+        trips: one pipelined ``executemany`` per kind of statement, not one per document.
+        Returns (old chunk ids, new chunk ids), new ones in the order of ``writes``."""
+        full = [w for w in writes if w.reindex]
+        headers = [w for w in writes if not w.reindex]
+        replaced = [w.doc.id for w in full if not w.fresh]
+        chunks = [_chunk_params(w.doc.id, row) for w in full for row in w.chunks]
         dropped: list[int] = []
         ids: list[int] = []
-        with self.transaction():
-            for write in writes:
-                self.put_document(write.doc, text=write.reindex)
-                if write.reindex:
-                    old, new = self.replace_chunks(write.doc.id, write.chunks)
-                    dropped.extend(old)
-                    ids.extend(new)
+        with self.transaction(), self.conn() as conn, conn.cursor() as cur:
+            if full:
+                cur.executemany(_UPSERT, [_upsert_params(w.doc) for w in full])
+            if headers:
+                cur.executemany(_UPDATE, [_update_params(w.doc) for w in headers])
+            if replaced:
+                cur.execute("DELETE FROM chunk WHERE doc_id = ANY(%s) RETURNING id", (replaced,))
+                dropped = [int(r[0]) for r in cur.fetchall()]
+            if chunks:
+                cur.executemany(_INSERT_CHUNK, chunks, returning=True)
+                while True:
+                    ids.append(int(cur.fetchone()[0]))  # type: ignore[index]
+                    if not cur.nextset():
+                        break
+        self._written()
         return dropped, ids
 
     def export_chunks(
@@ -177,6 +193,16 @@ def _chunk_params(doc_id: str, row: ChunkRow) -> tuple[Any, ...]:
         text_index.tsvector(grams),
         len(grams),
     )
+
+
+def _upsert_params(doc: Document) -> list[Any]:
+    values = row_values(doc)
+    return [values[c] for c in _WRITTEN]
+
+
+def _update_params(doc: Document) -> list[Any]:
+    values = row_values(doc)
+    return [values[c] for c in _HEADER] + [values["id"]]
 
 
 def row_values(doc: Document) -> dict[str, Any]:

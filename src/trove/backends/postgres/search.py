@@ -32,8 +32,10 @@ from trove.search.ranking import collapse, merge_evidence, substring_scores
 _STATS_TTL_S = 30.0
 _K1, _B = bm25.K1, bm25.B
 _STEM_CACHE = 100_000
-# The time budget of a ranking statement (the transaction's own setting, gone after it).
-_BUDGET = f"SELECT set_config('statement_timeout', '{int(SEARCH_BUDGET_S * 1000)}', true)"
+# Settings of a ranking statement's transaction (gone after it): its time budget; and no
+# sequential scan, as the GIN index answers an OR of lexemes exactly (its bitmap scan needs
+# no recheck), where a sequential scan would read (detoast) each vector twice.
+_SETTINGS = {"statement_timeout": str(int(SEARCH_BUDGET_S * 1000)), "enable_seqscan": "off"}
 
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
 
@@ -100,18 +102,13 @@ class KeywordSearch(Connected):
             "JOIN document d ON d.id = c.doc_id ORDER BY r.score DESC, r.id"
         ).format(ranked=ranked_sql, where=sql.SQL(where))
         while True:
-            with self.transaction(), self.conn() as conn:
-                # The GIN index answers an OR of lexemes exactly, so its bitmap scan needs
-                # no recheck; a sequential scan would read (detoast) each vector twice.
-                conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
-                conn.execute(_BUDGET)
-                try:
-                    rows = conn.execute(query, [*ranking, window, *params]).fetchall()
-                except psycopg.errors.QueryCanceled:
-                    raise QueryTimeout(
-                        f"the search ran past its {SEARCH_BUDGET_S:g} s budget; "
-                        "use fewer words or narrower filters"
-                    ) from None
+            try:
+                rows = self.read_with(_SETTINGS, query, [*ranking, window, *params])
+            except psycopg.errors.QueryCanceled:
+                raise QueryTimeout(
+                    f"the search ran past its {SEARCH_BUDGET_S:g} s budget; "
+                    "use fewer words or narrower filters"
+                ) from None
             ranked, allowed = split_rows(rows)
             hits = collapse(ranked, allowed, limit)
             if len(hits) >= limit or len(rows) < window:

@@ -88,7 +88,7 @@ def _base(char: str) -> str:
 
 def words(text: str) -> list[str]:
     """The folded words of ``text`` outside CJK runs, in order."""
-    return [fold(w) for w in WORD.findall(blank_cjk(text))]
+    return [fold(w) for w in WORD.findall(blank_cjk(text) if has_cjk(text) else text)]
 
 
 def word_spans(text: str) -> list[tuple[int, int, str]]:
@@ -108,6 +108,8 @@ def word_spans(text: str) -> list[tuple[int, int, str]]:
 def grams(text: str) -> list[str]:
     """Unigrams of CJK characters and bigrams of each CJK run, in text order."""
     found: list[str] = []
+    if not has_cjk(text):  # one scan in C, where the segmenting walks every block
+        return found
     for segment in cjk_segments(text):
         segment = segment.lower()
         for i, char in enumerate(segment):
