@@ -160,8 +160,9 @@ def test_migration_fills_the_tally_of_an_existing_file(db_path: Path) -> None:
         # Back to schema 10, as a file written before the tally: its writes go uncounted.
         kb.backend.conn.execute(  # type: ignore[attr-defined]
             "DROP TRIGGER doc_tally_ai; DROP TRIGGER doc_tally_bd; DROP TRIGGER doc_tally_au; "
-            "DROP TRIGGER doc_tally_chunk_ai; DROP TRIGGER doc_tally_chunk_ad; "
-            "DROP TABLE doc_tally; DROP INDEX document_expiry; PRAGMA user_version = 10"
+            "DROP TRIGGER chunk_tally_au; DROP TRIGGER chunk_tally_ai; "
+            "DROP TRIGGER chunk_tally_ad; DROP TABLE doc_tally; DROP TABLE chunk_tally; "
+            "DROP INDEX document_expiry; PRAGMA user_version = 10"
         )
         random_writes(kb, rng, 20)
     with trove.open(db_path, embedder=None) as kb:

@@ -24,46 +24,61 @@ from typing import Any
 
 from trove.backends.sqlite.connection import Connected
 
-_SESSION_KEY = "CASE WHEN {row}.scope = 'session' THEN '=' || {row}.session_id ELSE '' END"
-_KEY = (
-    "{row}.namespace, " + _SESSION_KEY + ", {row}.source, {row}.doc_type, "
-    "{row}.deleted_at IS NOT NULL"
+_SESSION = "CASE WHEN {row}.scope = 'session' THEN '=' || {row}.session_id ELSE '' END"
+_DOC_KEY = (
+    "{row}.namespace, " + _SESSION + ", {row}.source, {row}.doc_type, {row}.deleted_at IS NOT NULL"
 )
-_MATCH_KEY = (
-    "namespace = {row}.namespace AND session = " + _SESSION_KEY + " AND source = {row}.source "
+_DOC_MATCH = (
+    "namespace = {row}.namespace AND session = " + _SESSION + " AND source = {row}.source "
     "AND doc_type = {row}.doc_type AND deleted = ({row}.deleted_at IS NOT NULL)"
 )
+_CHUNK_MATCH = "namespace = {row}.namespace AND session = " + _SESSION
 _CHUNKS = "(SELECT count(*) FROM chunk WHERE doc_id = {row}.id)"
 _BYTES = "length(CAST({row}.text AS BLOB))"
 
 
-def _add(row: str) -> str:
+def _add_doc(row: str) -> str:
     return (
-        f"INSERT INTO doc_tally VALUES ({_KEY}, 1, {_CHUNKS}, {_BYTES}) "
-        "ON CONFLICT DO UPDATE SET docs = docs + 1, chunks = chunks + excluded.chunks, "
-        "text_bytes = text_bytes + excluded.text_bytes;"
+        f"INSERT INTO doc_tally VALUES ({_DOC_KEY}, 1, {_BYTES}) ON CONFLICT DO UPDATE "
+        "SET docs = docs + 1, text_bytes = text_bytes + excluded.text_bytes;"
     ).format(row=row)
 
 
-def _subtract(row: str) -> str:
+def _subtract_doc(row: str) -> str:
     return (
-        f"UPDATE doc_tally SET docs = docs - 1, chunks = chunks - {_CHUNKS}, "
-        f"text_bytes = text_bytes - {_BYTES} WHERE {_MATCH_KEY};"
+        f"UPDATE doc_tally SET docs = docs - 1, text_bytes = text_bytes - {_BYTES} "
+        f"WHERE {_DOC_MATCH};"
     ).format(row=row)
 
 
-def _chunk(row: str, sign: str) -> str:
+def _add_chunks(row: str) -> str:
     return (
-        f"UPDATE doc_tally SET chunks = chunks {sign} 1 "
-        "WHERE (namespace, session, source, doc_type, deleted) = "
-        f"(SELECT {_KEY.format(row='d')} FROM document d WHERE d.id = {row}.doc_id);"
+        f"INSERT INTO chunk_tally VALUES ({{row}}.namespace, {_SESSION}, {_CHUNKS}) "
+        "ON CONFLICT DO UPDATE SET chunks = chunks + excluded.chunks;"
+    ).format(row=row)
+
+
+def _subtract_chunks(row: str) -> str:
+    return f"UPDATE chunk_tally SET chunks = chunks - {_CHUNKS} WHERE {_CHUNK_MATCH};".format(
+        row=row
     )
 
 
-# Schema 11 (schema.py runs it): the tally, its triggers, and the tally filled from the
-# rows already there. Idempotent: a file whose version was set back recounts.
-# A document's delete is counted BEFORE it: a foreign-key cascade deletes its chunks after
-# the row is gone, when their trigger no longer finds the document (and counts nothing).
+def _moved(old: str, new: str) -> str:
+    """A document row's (namespace, session) key, or its id, changed."""
+    return (
+        f"{old}.id IS NOT {new}.id OR {old}.namespace IS NOT {new}.namespace "
+        f"OR {_SESSION.format(row=old)} IS NOT {_SESSION.format(row=new)}"
+    )
+
+
+# Schema 11 (schema.py runs it): the tallies, their triggers, and the tallies filled from
+# the rows already there. Idempotent: a file whose version was set back recounts.
+# Documents by their whole key; chunks by namespace and session only (stats counts them in
+# every state), so a chunk's trigger reads its document's key from the covering index
+# document_visible, never the row (whose later columns sit past the text). A document's
+# delete is counted BEFORE it: a foreign-key cascade deletes its chunks after the row is
+# gone, when their trigger no longer finds the document (and counts nothing).
 TALLY_SQL = f"""
 CREATE TABLE IF NOT EXISTS doc_tally (
     namespace TEXT NOT NULL,
@@ -72,34 +87,54 @@ CREATE TABLE IF NOT EXISTS doc_tally (
     doc_type TEXT NOT NULL,
     deleted INTEGER NOT NULL,
     docs INTEGER NOT NULL,
-    chunks INTEGER NOT NULL,
     text_bytes INTEGER NOT NULL,
     PRIMARY KEY (namespace, session, source, doc_type, deleted)
 ) STRICT, WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS doc_tally_ai AFTER INSERT ON document BEGIN {_add("NEW")} END;
-CREATE TRIGGER IF NOT EXISTS doc_tally_bd BEFORE DELETE ON document BEGIN {_subtract("OLD")} END;
+CREATE TABLE IF NOT EXISTS chunk_tally (
+    namespace TEXT NOT NULL,
+    session TEXT NOT NULL,
+    chunks INTEGER NOT NULL,
+    PRIMARY KEY (namespace, session)
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS doc_tally_ai AFTER INSERT ON document
+BEGIN {_add_doc("NEW")} {_add_chunks("NEW")} END;
+CREATE TRIGGER IF NOT EXISTS doc_tally_bd BEFORE DELETE ON document
+BEGIN {_subtract_doc("OLD")} {_subtract_chunks("OLD")} END;
 CREATE TRIGGER IF NOT EXISTS doc_tally_au
 AFTER UPDATE OF id, namespace, scope, session_id, source, doc_type, deleted_at, text
-ON document BEGIN {_subtract("OLD")} {_add("NEW")} END;
-CREATE TRIGGER IF NOT EXISTS doc_tally_chunk_ai AFTER INSERT ON chunk
-BEGIN {_chunk("NEW", "+")} END;
-CREATE TRIGGER IF NOT EXISTS doc_tally_chunk_ad AFTER DELETE ON chunk
-BEGIN {_chunk("OLD", "-")} END;
+ON document BEGIN {_subtract_doc("OLD")} {_add_doc("NEW")} END;
+CREATE TRIGGER IF NOT EXISTS chunk_tally_au AFTER UPDATE OF id, namespace, scope, session_id
+ON document WHEN {_moved("OLD", "NEW")}
+BEGIN {_subtract_chunks("OLD")} {_add_chunks("NEW")} END;
+CREATE TRIGGER IF NOT EXISTS chunk_tally_ai AFTER INSERT ON chunk BEGIN
+    INSERT INTO chunk_tally SELECT d.namespace, {_SESSION.format(row="d")}, 1
+    FROM document d INDEXED BY document_visible WHERE d.id = NEW.doc_id
+    ON CONFLICT DO UPDATE SET chunks = chunks + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_tally_ad AFTER DELETE ON chunk BEGIN
+    UPDATE chunk_tally SET chunks = chunks - 1 WHERE (namespace, session) =
+    (SELECT d.namespace, {_SESSION.format(row="d")} FROM document d INDEXED BY document_visible
+    WHERE d.id = OLD.doc_id);
+END;
 DELETE FROM doc_tally;
 INSERT INTO doc_tally
-    SELECT {_KEY.format(row="d")}, count(*), coalesce(sum({_CHUNKS.format(row="d")}), 0),
-        coalesce(sum({_BYTES.format(row="d")}), 0)
+    SELECT {_DOC_KEY.format(row="d")}, count(*), coalesce(sum({_BYTES.format(row="d")}), 0)
     FROM document d GROUP BY 1, 2, 3, 4, 5;
+DELETE FROM chunk_tally;
+INSERT INTO chunk_tally
+    SELECT d.namespace, {_SESSION.format(row="d")}, count(*)
+    FROM chunk c JOIN document d ON d.id = c.doc_id GROUP BY 1, 2;
 -- Documents that can expire and are not deleted: what stats subtracts once they have.
 CREATE INDEX IF NOT EXISTS document_expiry ON document (expires_at)
     WHERE expires_at IS NOT NULL AND deleted_at IS NULL;
 """
 
 _MINE = "(?1 IS NULL OR namespace = ?1) AND (?2 IS NULL OR session = '' OR session = '=' || ?2)"
-_TALLY = (
-    "SELECT namespace, source, doc_type, deleted, sum(docs), sum(chunks), sum(text_bytes) "
+_DOCS = (
+    "SELECT namespace, source, doc_type, deleted, sum(docs), sum(text_bytes) "
     f"FROM doc_tally WHERE {_MINE} AND ?3 IS NOT NULL GROUP BY 1, 2, 3, 4"
 )
+_CHUNK_COUNT = f"SELECT coalesce(sum(chunks), 0) FROM chunk_tally WHERE {_MINE} AND ?3 IS NOT NULL"
 _EXPIRED = (
     "SELECT namespace, source, doc_type, count(*) FROM document INDEXED BY document_expiry "
     "WHERE expires_at IS NOT NULL AND deleted_at IS NULL AND expires_at <= ?3 "
@@ -118,11 +153,8 @@ class Statistics(Connected):
         other sessions' items are not counted)."""
         args = (namespace, session, now)
         live: Counter[tuple[str, str, str]] = Counter()
-        chunks = text_bytes = deleted = 0
-        for ns, source, doc_type, gone, docs, in_chunks, in_bytes in self.conn.execute(
-            _TALLY, args
-        ):
-            chunks += int(in_chunks)
+        text_bytes = deleted = 0
+        for ns, source, doc_type, gone, docs, in_bytes in self.conn.execute(_DOCS, args):
             text_bytes += int(in_bytes)
             if gone:
                 deleted += int(docs)
@@ -139,7 +171,7 @@ class Statistics(Connected):
             )
         return {
             "documents": sum(live.values()),
-            "chunks": chunks,
+            "chunks": int(self.conn.execute(_CHUNK_COUNT, args)[0][0]),
             "deleted": deleted,
             "expired": expired,
             "by_source": _grouped(live, 1),
