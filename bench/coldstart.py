@@ -3,6 +3,7 @@
     python bench/coldstart.py                     # 100k chunks, hash:384 embedder
     python bench/coldstart.py --sizes 10000 100000 --repeat 5
     python bench/coldstart.py --report            # only rewrite docs/benchmarks.md
+    python bench/coldstart.py --commands stats_s help_s --repeat 9   # some commands only
 
 A CLI command, an MCP stdio server per agent session, a cron job: each is a new process,
 so what counts is the wall time from exec to answer. Each figure here is the median of
@@ -189,6 +190,9 @@ def main() -> None:
     parser.add_argument(
         "--shared", type=int, default=0, metavar="N", help="total PSS of N serving processes"
     )
+    parser.add_argument(
+        "--commands", nargs="+", metavar="NAME", help="only these (e.g. stats_s keyword_s)"
+    )
     parser.add_argument("--report", action="store_true", help="only rewrite the docs")
     args = parser.parse_args()
     if args.report:
@@ -203,7 +207,9 @@ def main() -> None:
             row.update(build(path, n))
         if cache_dir(path).exists():
             shutil.rmtree(cache_dir(path))
-        row.update(measure(path, args.repeat))
+        every = commands(path, "")
+        skip = tuple(c for c in every if args.commands and c not in args.commands)
+        row.update(measure(path, args.repeat, skip))
         if args.cached:  # a store that a server or `Store.warm()` has opened before
             warm = [str(_BIN / "python"), "-c", f"import trove; trove.open({str(path)!r}).warm()"]
             row["warm_s"] = timed(warm)

@@ -21,14 +21,16 @@ def word_intervals(tokenize: Tokenize, text: str, terms: Iterable[str]) -> list[
     if not wanted:
         return []
     data = text.encode("utf-8")
+    found = [(start, end) for start, end, token in tokenize(data) if token in wanted]
+    if len(data) == len(text):  # ASCII: byte offsets are character offsets
+        return found
     spans = []
     char, byte = 0, 0
-    for start, end, token in tokenize(data):
-        if token in wanted:
-            char += len(data[byte:start].decode("utf-8", "replace"))
-            length = len(data[start:end].decode("utf-8", "replace"))
-            spans.append((char, char + length))
-            char, byte = char + length, end
+    for start, end in found:
+        char += len(data[byte:start].decode("utf-8", "replace"))
+        length = len(data[start:end].decode("utf-8", "replace"))
+        spans.append((char, char + length))
+        char, byte = char + length, end
     return spans
 
 

@@ -24,6 +24,9 @@ _HEADING = re.compile(r"(^|\n|\s)#{1,6}[ \t]+")
 _TABLE_RULE = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?")
 _PIPES = re.compile(r"\s*\|\s*")
 _SPACES = re.compile(r"[ \t]{2,}")
+# What each pattern above needs to match at all ("<!--", "[", "*" / "__" / "~~" / "`", "#",
+# "---", "|"): a snippet with none of them is cleaned by folding spaces alone.
+_MARKS = ("<!--", "[", "*", "_", "~", "`", "#", "---", "|")
 
 
 def mask(text: str, doc_type: str) -> str:
@@ -40,6 +43,8 @@ def _blank(match: re.Match[str]) -> str:
 def clean(text: str) -> str:
     """Markdown markup stripped, for reading: ``[[Note|shown]]`` -> ``shown``,
     ``[text](url)`` -> ``text``, ``**bold**`` -> ``bold``, table pipes -> spaces."""
+    if not any(mark in text for mark in _MARKS):  # prose: no pattern below but spaces can match
+        return _SPACES.sub(" ", text).strip()
     text = _COMMENT.sub(" ", text)
     text = _WIKI.sub(lambda m: (m.group(2) or m.group(1)).strip(), text)
     text = _LINK.sub(r"\1", text)

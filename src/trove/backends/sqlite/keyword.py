@@ -6,8 +6,9 @@ SciFact's claims touch tens of thousands of postings at 100k chunks, so tens of
 milliseconds a query, and ten times that at 1M. :class:`WordIndex` keeps the same
 postings (chunk, term frequency) in numpy arrays and scores them with FTS5's exact
 ``bm25()`` formula — the same tokenizer (the store's ``porter unicode61``), the same
-document length (tokens of head and text), idf, k1 and b — so a query gets the ranking
-FTS5 would give, in a fraction of the time.
+document length (tokens of head and text), idf, k1 and b, in FTS5's order of operations,
+ties by chunk id as FTS5 breaks them — so a query gets the ranking FTS5 would give, the
+same scores to the bit, in a fraction of the time.
 """
 
 from __future__ import annotations
@@ -249,10 +250,13 @@ class WordIndex:
 
         def rank(window: int) -> list[tuple[int, float]]:
             if window < len(matched):
-                top = np.argpartition(-values, window - 1)[:window]
+                # Every row tied with the last one kept, then the lowest ids among them:
+                # FTS5 breaks ties by rowid, and so must a window's edge.
+                cut = values[np.argpartition(-values, window - 1)[window - 1]]
+                top = np.flatnonzero(values >= cut)
             else:
                 top = np.arange(len(matched))
-            order = top[np.lexsort((ids[top], -values[top]))]
+            order = top[np.lexsort((ids[top], -values[top]))][:window]
             return [(int(i), float(s)) for i, s in zip(ids[order], values[order], strict=True)]
 
         return rank
@@ -276,7 +280,8 @@ class WordIndex:
             idf = math.log((self._live - len(rows) + 0.5) / (len(rows) + 0.5))
             idf = idf if idf > 0 else IDF_FLOOR
             norm = K1 * (1 - B + B * self._length[rows] / average)
-            scores[rows] += idf * (tf * (K1 + 1)) / (tf + norm)
+            # fts5_aux.c's order of operations: idf * (tf (k1 + 1) / (tf + norm)).
+            scores[rows] += idf * ((tf * (K1 + 1)) / (tf + norm))
         return scores
 
     def _add_segment(self, chunks: Sequence[tuple[int, str]]) -> None:

@@ -15,6 +15,7 @@ from trove.backends.sqlite.enrich import ENRICHMENT_SQL
 from trove.backends.sqlite.events import event_log_sql
 from trove.backends.sqlite.files import FILE_STATE_SQL
 from trove.backends.sqlite.originals import ORIGINALS_SQL
+from trove.backends.sqlite.stats import TALLY_SQL
 from trove.errors import NotATroveStore, SchemaTooNew
 from trove.search.query import cjk_text
 
@@ -265,6 +266,14 @@ def m010_file_state(conn: apsw.Connection) -> None:
     conn.execute(FILE_STATE_SQL)
 
 
+def m011_tally(conn: apsw.Connection) -> None:
+    """Counts without scans (issue 14): documents, chunks and text bytes per namespace,
+    session, source, type and deleted flag, kept by triggers; an index of the documents
+    that can expire (see :mod:`trove.backends.sqlite.stats`). Fills the tally from the
+    rows already there (one scan, once)."""
+    conn.execute(TALLY_SQL)
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_initial,
     m002_memory,
@@ -276,6 +285,7 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m008_agent_loop,
     m009_originals,
     m010_file_state,
+    m011_tally,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -146,8 +146,9 @@ class KeywordSearch(Connected):
     def _tokenize(self, data: bytes, query: bool = False) -> list[tuple[int, int, str]]:
         reason = apsw.FTS5_TOKENIZE_QUERY if query else apsw.FTS5_TOKENIZE_DOCUMENT
         with self.conn.lock:
-            tokens: Any = self._word_tokenizer(data, reason, None)
-        return [(int(t[0]), int(t[1]), str(t[2])) for t in tokens]
+            # (start, end, token) tuples as they come: a snippet tokenizes every hit's text.
+            tokens: Any = self._word_tokenizer(data, reason, None, include_colocated=False)
+        return tokens
 
     def _partial_words(self, words: Sequence[str]) -> Iterator[str]:
         """FTS5 expressions for query words (three letters or more) that are parts of

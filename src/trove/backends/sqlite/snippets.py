@@ -18,7 +18,8 @@ class Snippets(Connected):
         """A snippet per chunk with the query's words (stemmed) and CJK runs marked."""
         raw_terms = query.raw_terms()
         words = list(query.words) + [t for t in raw_terms if not has_cjk(t)]
-        stems = {t for w in words for _, _, t in self._tokenize(w.encode(), query=True)}
+        # One call for all the words: a space separates tokens, so the same stems.
+        stems = {t for _, _, t in self._tokenize(" ".join(words).encode(), query=True)}
         needles = list(query.substrings) + [t for t in raw_terms if has_cjk(t)]
         needles += query.cjk_runs()
         found = {}

@@ -8,6 +8,7 @@ leaves the old vectors in use. (vec0 tables cannot be renamed, hence the generat
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -189,6 +190,10 @@ class VectorStorage(Connected):
         if lock is None:
             return 0
         if namespace is None and session is None:  # the whole file: no join needed
+            # sqlite-vec keeps a row per vector in its "_rowids" table: a b-tree count
+            # there, where counting the vec0 table reads every vector (0.1 s at 100k).
+            with contextlib.suppress(apsw.SQLError):  # another layout: count the table
+                return int(self.conn.execute(f"SELECT count(*) FROM {lock.table}_rowids")[0][0])
             return int(self.conn.execute(f"SELECT count(*) FROM {lock.table}")[0][0])
         sql = (
             "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "
