@@ -134,8 +134,15 @@ def weights(
 
 
 def hybrid(queries: list[Query], keyword: np.ndarray | list[float]) -> float:
-    """Mean nDCG@10 of the convex fusion at each query's keyword weight."""
-    return float(np.mean(_ndcg_at(_padded(queries), np.asarray(keyword, dtype=float))))
+    """Mean nDCG@10 of the convex fusion at each query's keyword weight (at 1.0, the
+    keyword leg alone, as hybrid search runs a query the model cannot read)."""
+    weights = np.asarray(keyword, dtype=float)
+    fused = _ndcg_at(_padded(queries), weights)
+    alone = [
+        ndcg(q, q.keyword, q.in_keyword) if w == 1 else 0.0
+        for q, w in zip(queries, weights, strict=True)
+    ]
+    return float(np.mean(np.where(weights == 1, alone, fused)))
 
 
 def _padded(queries: list[Query]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
