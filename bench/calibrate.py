@@ -100,7 +100,8 @@ def _query_rows(
         if mode == "hybrid":
             lists = {k: v for k, v in legs.items() if weights.get(k, 0) > 0}
             method = kb.fusion if len(lists) > 1 else "single"
-            fused = fuse(lists, weights, method=method, limit=DEPTH)
+            adaptive = kb.keyword_weight is None  # as HybridSearch.search fuses
+            fused = fuse(lists, weights, method=method, limit=DEPTH, adaptive=adaptive)
         else:
             lists = {mode: legs[mode][:DEPTH]}
             fused = fuse(lists, {mode: 1.0}, method="single", limit=DEPTH)

@@ -11,13 +11,14 @@ Runs keyword and semantic once per query on a cached store that bench/quality.py
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import numpy as np
 
 import _data
 import trove
-from quality import CACHE
+from quality import CACHE, store_name
 from trove.search.filters import Filters
 from trove.search.query import parse
 
@@ -25,14 +26,24 @@ Lists = dict[str, list[tuple[str, float]]]
 
 
 def collect(
-    dataset: str, embedder: str, split: str, depth: int = 200
+    dataset: str, embedder: str, split: str, max_docs: int = 0, depth: int = 200
 ) -> tuple[dict[str, Lists], dict[str, str]]:
+    """Each query's two legs (document id, raw score), best first, and every listed
+    document's source id; kept in bench/.cache (a rerun of the grid skips the queries)."""
+    store = store_name(dataset, max_docs)
+    saved = CACHE / f"fusion-{store}-{embedder}-{split}.json"
+    if saved.exists():
+        data = json.loads(saved.read_text(encoding="utf-8"))
+        return data["runs"], data["source"]
     runs: dict[str, Lists] = {}
     seen: set[str] = set()
-    with trove.open(CACHE / f"{dataset}-{embedder}.db") as kb:
+    with trove.open(CACHE / f"{store}-{embedder}.db") as kb:
         for qid, text in _data.queries(dataset, split).items():
             where, stamp = Filters.build(), time.time()
-            keyword = kb.backend.keyword_search(parse(text), where, depth, stamp)
+            parsed = parse(text)
+            keyword = (
+                [] if parsed.empty else kb.backend.keyword_search(parsed, where, depth, stamp)
+            )
             semantic = kb._hybrid.semantic(text, where, depth, stamp)
             runs[qid] = {
                 "keyword": [(h.doc_id, h.score) for h in keyword],
@@ -40,7 +51,9 @@ def collect(
             }
             seen.update(h.doc_id for h in keyword + semantic)
         docs = kb.backend.get_documents(sorted(seen))
-    return runs, {doc_id: str(doc.source_id) for doc_id, doc in docs.items()}
+    source = {doc_id: str(doc.source_id) for doc_id, doc in docs.items()}
+    saved.write_text(json.dumps({"runs": runs, "source": source}), encoding="utf-8")
+    return runs, source
 
 
 def normalize(scores: list[float], how: str) -> np.ndarray:

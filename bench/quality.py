@@ -2,11 +2,16 @@
 
     python bench/quality.py                      # SciFact test + CMRC 2018 dev, default embedder
     python bench/quality.py --embedder multilingual --datasets cmrc2018
+    python bench/quality.py --embedder multilingual --datasets scifact --max-docs 1500
 
 Prints nDCG@10, recall@100 and MRR@10 per mode, indexing time against the embedder alone
 on the same chunk texts, and query latency p50/p95 at limit 10 (hybrid includes
 embedding the query). Stores are kept in bench/.cache so a second run skips indexing
-(pass --fresh to rebuild and re-measure indexing).
+(pass --fresh to rebuild and re-measure indexing). ``--max-docs N`` keeps a smaller corpus
+(every document judged in any split, then the others in corpus order up to N), for a model
+too slow to embed the whole of it on this machine (SciFact with ``multilingual``); its
+store is bench/.cache/DATASET-N-EMBEDDER.db and its figures are not comparable with the
+full corpus's.
 """
 
 from __future__ import annotations
@@ -26,15 +31,17 @@ SPLITS = {"scifact": "test", "cmrc2018": "dev"}
 MODES = ("keyword", "semantic", "hybrid")
 
 
-def build(name: str, embedder: str, fresh: bool) -> tuple[Path, dict[str, float]]:
+def build(
+    name: str, embedder: str, fresh: bool, max_docs: int = 0
+) -> tuple[Path, dict[str, float]]:
     """A store of the data set; on a fresh build, indexing time vs the embedder alone."""
-    path = CACHE / f"{name}-{embedder.replace(':', '_')}.db"
+    path = CACHE / f"{store_name(name, max_docs)}-{embedder.replace(':', '_')}.db"
     if path.exists() and not fresh:
         return path, {}
     CACHE.mkdir(exist_ok=True)
     for stale in CACHE.glob(path.name + "*"):
         stale.unlink()
-    docs = _data.documents(name)
+    docs = corpus(name, max_docs)
     with trove.open(path, embedder=embedder) as kb:
         model = kb.embedder
         assert model is not None
@@ -59,6 +66,23 @@ def build(name: str, embedder: str, fresh: bool) -> tuple[Path, dict[str, float]
         "overhead": index_s / embed_s - 1,
         "docs_per_s": len(docs) / index_s,
     }
+
+
+def store_name(name: str, max_docs: int = 0) -> str:
+    """The cached store's name for a data set (``scifact-1500`` for a smaller corpus)."""
+    return f"{name}-{max_docs}" if max_docs else name
+
+
+def corpus(name: str, max_docs: int = 0) -> list[dict[str, str]]:
+    """The data set's documents; with ``max_docs``, every judged one, then others up to it."""
+    docs = _data.documents(name)
+    if not max_docs:
+        return docs
+    splits = sorted(p.stem for p in (_data.DATA / name / "qrels").glob("*.tsv"))
+    judged = {sid for split in splits for rel in _data.qrels(name, split).values() for sid in rel}
+    kept = [d for d in docs if d["source_id"] in judged]
+    others = [d for d in docs if d["source_id"] not in judged]
+    return kept + others[: max(0, max_docs - len(kept))]
 
 
 def evaluate(
@@ -94,10 +118,11 @@ def main() -> None:
     parser.add_argument("--datasets", default="scifact,cmrc2018")
     parser.add_argument("--fresh", action="store_true", help="rebuild the cached stores")
     parser.add_argument("--max-queries", type=int, default=0, help="only the first N queries")
+    parser.add_argument("--max-docs", type=int, default=0, help="a smaller corpus (see above)")
     args = parser.parse_args()
     print(f"machine: {_data.machine()}  embedder: {args.embedder}")
     for name in args.datasets.split(","):
-        path, indexing = build(name, args.embedder, args.fresh)
+        path, indexing = build(name, args.embedder, args.fresh, args.max_docs)
         if indexing:
             print(
                 f"{name}: indexed {indexing['docs']:.0f} docs / {indexing['chunks']:.0f} chunks "

@@ -1,12 +1,17 @@
 """Fusion of two retrievers' ranked documents (trove.search.fusion.fuse), directly:
-convex z-scores, reciprocal rank, a single list, ties, weights of zero, limits."""
+convex z-scores, reciprocal rank, a single list, ties, weights of zero, limits; and the
+per-query weights (adapt, query_features) and where hybrid search applies them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import trove
 from trove.models import Chunk, ChunkHit
-from trove.search.fusion import RRF_K, fuse
+from trove.search import fusion
+from trove.search.fusion import RRF_K, adapt, fuse, query_features
 
 
 def hits(*scored: tuple[str, float], chunk_id: int = 0) -> list[ChunkHit]:
@@ -81,3 +86,78 @@ def test_limit_and_empty_lists() -> None:
     assert fuse({"keyword": [], "vector": []}, {"keyword": 1.0, "vector": 1.0}) == []
     only_vector = fuse({"keyword": [], "vector": hits(("c", 0.3))}, {"vector": 1.0})
     assert ranked(only_vector) == [("c", 0.0)]
+
+
+# keyword: a clear winner (z of "a" 1.5: 4, 1, 1, 1... ); semantic: flat but for its top
+LEGS = {
+    "keyword": hits(("a", 4.0), ("b", 1.0), ("c", 1.0), ("d", 1.0), chunk_id=1),
+    "semantic": hits(("b", 0.9), ("a", 0.5), ("e", 0.5), ("f", 0.5), chunk_id=2),
+}
+
+
+def test_query_features_are_each_legs_top_z_score_and_the_top_10_overlap() -> None:
+    keyword_top, semantic_top, overlap = query_features(LEGS)
+    assert keyword_top == pytest.approx(3**0.5)  # (4 - 1.75) / sqrt(27/16)
+    assert semantic_top == pytest.approx(3**0.5)
+    assert overlap == pytest.approx(0.2)  # a and b in both top 10s
+
+
+def test_adapt_moves_the_keyword_weight_by_the_slopes_in_log_odds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(fusion, "ADAPTIVE_CENTRE", (3**0.5, 3**0.5, 0.2))
+    monkeypatch.setattr(fusion, "ADAPTIVE_SPREAD", (1.0, 1.0, 0.1))
+    monkeypatch.setattr(fusion, "ADAPTIVE_SLOPES", (1.0, -1.0, 2.0))
+    at_centre = adapt(LEGS, {"keyword": 0.5, "semantic": 0.5})
+    assert at_centre == {"keyword": 0.5, "semantic": 0.5}
+    agreeing = dict(LEGS, semantic=hits(("a", 0.9), ("b", 0.5), ("c", 0.5), ("f", 0.5)))
+    # the same tops, one more shared document (a spread more overlap): log-odds + 2
+    assert adapt(agreeing, {"keyword": 0.5, "semantic": 0.5}) == {
+        "keyword": 0.881,
+        "semantic": 0.119,
+    }
+    monkeypatch.setattr(fusion, "ADAPTIVE_SLOPES", (0.0, 0.0, 50.0))
+    assert adapt(agreeing, {"keyword": 0.7, "semantic": 0.3})["keyword"] == 0.95  # bounded
+
+
+def test_adapt_keeps_weights_that_silence_a_leg_and_a_query_one_leg_missed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(fusion, "ADAPTIVE_SLOPES", (5.0, 5.0, 5.0))
+    silenced = {"keyword": 1.0, "semantic": 0.0}
+    assert adapt(LEGS, silenced) is silenced
+    half = {"keyword": 0.5, "semantic": 0.5}
+    assert adapt({"keyword": [], "semantic": LEGS["semantic"]}, half) is half
+    assert adapt({"keyword": LEGS["keyword"], "semantic": []}, half) is half
+
+
+def test_fuse_adaptive_uses_and_keeps_the_querys_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fusion, "ADAPTIVE_SLOPES", (0.0, 0.0, 50.0))
+    half = {"keyword": 0.5, "semantic": 0.5}
+    fixed = fuse(LEGS, half)
+    assert {f.doc_id for f in fixed[:2]} == {"a", "b"}  # level at 0.5/0.5
+    assert all(f.query_weights is None for f in fixed)
+    adapted = fuse(LEGS, half, adaptive=True)
+    used = adapt(LEGS, half)
+    assert used["keyword"] > 0.5 and adapted[0].doc_id == "a"  # keyword's top now leads
+    assert all(f.query_weights == used for f in adapted)
+    assert adapted[0].explain("convex", half)["query_weights"] == used
+    assert "query_weights" not in fixed[0].explain("convex", half)
+    rrf = fuse(LEGS, {"keyword": 1.0, "semantic": 1.0}, method="rrf", adaptive=True)
+    assert all(f.query_weights is None for f in rrf)  # only convex weights adapt
+
+
+def test_hybrid_search_adapts_unless_the_store_sets_a_keyword_weight(tmp_path: Path) -> None:
+    docs = [{"text": "Interferon gamma drives myocarditis in mice."}, {"text": "Bread recipes."}]
+    with trove.open(tmp_path / "a.db", embedder="hash:64") as kb:
+        kb.add_many(docs)
+        explained = kb.search("interferon myocarditis", explain=True)[0].explain
+        assert explained is not None
+        assert explained["weights"] == {"keyword": 0.5, "semantic": 0.5}  # the script's
+        used = explained["query_weights"]
+        assert 0.05 <= used["keyword"] <= 0.95
+        assert used["keyword"] + used["semantic"] == pytest.approx(1.0)
+    with trove.open(tmp_path / "b.db", embedder="hash:64", keyword_weight=0.5) as kb:
+        kb.add_many(docs)
+        explained = kb.search("interferon myocarditis", explain=True)[0].explain
+        assert explained is not None and "query_weights" not in explained

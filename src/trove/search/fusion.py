@@ -10,6 +10,7 @@ was lower on both (0.7149, 0.9143).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,8 @@ class Fused:
     chunk: Chunk
     score: float = 0.0
     parts: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The weights this query's fusion used, when adapted to it (:func:`adapt`).
+    query_weights: dict[str, float] | None = None
 
     def explain(
         self,
@@ -41,7 +44,9 @@ class Fused:
         """The legs' raw ranks and scores, the fused (uncalibrated) score, what the
         calibration saw (its model and feature vector, for bench/calibrate.py), and the
         query words a long query left out (``dropped_terms``)."""
-        extra = {"dropped_terms": list(dropped)} if dropped else {}
+        extra: dict[str, Any] = {"dropped_terms": list(dropped)} if dropped else {}
+        if self.query_weights is not None:
+            extra["query_weights"] = self.query_weights
         return {
             "fusion": fusion,
             "weights": weights,
@@ -58,14 +63,19 @@ def fuse(
     *,
     method: str = "convex",
     limit: int = 10,
+    adaptive: bool = False,
 ) -> list[Fused]:
     """Merge ranked document lists (name -> hits, best first) into one.
 
     ``method`` is ``convex`` (weighted sum of z-scores; a document missing from a list
-    gets that list's lowest), ``rrf``, or ``single`` (one list, scores kept).
+    gets that list's lowest), ``rrf``, or ``single`` (one list, scores kept); with
+    ``adaptive``, convex weights are this query's (:func:`adapt`), kept on each result.
     The chunk shown for a document is the one from the first list that has it (keyword
     first, so the snippet shows the words that matched).
     """
+    used = None
+    if adaptive and method == "convex" and set(lists) == {"keyword", "semantic"}:
+        weights = used = adapt(lists, weights)
     fused: dict[str, Fused] = {}
     floors: dict[str, float] = {}
     for name, hits in lists.items():
@@ -76,6 +86,7 @@ def fuse(
             entry = fused.get(hit.doc_id)
             if entry is None:
                 entry = fused[hit.doc_id] = Fused(hit.doc_id, hit.chunk_id, hit.chunk)
+                entry.query_weights = used
             entry.parts[name] = {"rank": rank, "score": hit.score}
             if method == "single":
                 entry.score = hit.score
@@ -100,3 +111,44 @@ def zscore(scores: Sequence[float]) -> list[float]:
     if spread == 0:
         return [0.0] * len(scores)
     return [(s - mean) / spread for s in scores]
+
+
+# Per-query weights (bench/fusion_grid.py --fit): the keyword leg's weight moves, in
+# log-odds, away from its script's base weight by these slopes times each feature's
+# distance from its train-split centre, in units of its train-split spread.
+ADAPTIVE_FEATURES = ("keyword_top", "semantic_top", "overlap")
+ADAPTIVE_CENTRE = (0.0, 0.0, 0.0)
+ADAPTIVE_SPREAD = (1.0, 1.0, 1.0)
+ADAPTIVE_SLOPES = (0.0, 0.0, 0.0)
+# Neither leg is ever silenced by adaptation alone (a script the embedder does not read
+# is, before it): its weight stays in [0.05, 0.95].
+ADAPTIVE_BOUND = 0.05
+
+
+def query_features(lists: dict[str, list[ChunkHit]]) -> tuple[float, ...]:
+    """What says how far to trust each leg on this query, scale-free (the same for any
+    embedding model): each leg's top hit in standard deviations above its list's mean
+    (a clear winner or a flat list), and the share of the keyword leg's top 10 that the
+    semantic leg's top 10 holds (the legs agree)."""
+    keyword, semantic = lists["keyword"], lists["semantic"]
+    tops = [max(zscore([h.score for h in leg]), default=0.0) for leg in (keyword, semantic)]
+    shared = {h.doc_id for h in keyword[:10]} & {h.doc_id for h in semantic[:10]}
+    return (tops[0], tops[1], len(shared) / 10)
+
+
+def adapt(lists: dict[str, list[ChunkHit]], weights: dict[str, float]) -> dict[str, float]:
+    """This query's convex weights: ``weights`` (its script's) moved by the legs'
+    confidence and agreement (:func:`query_features`). Weights that silence a leg, and
+    a query one leg found nothing for, stay as they are."""
+    base = weights.get("keyword", 0.0)
+    if not 0 < base < 1 or not lists.get("keyword") or not lists.get("semantic"):
+        return weights
+    shift = sum(
+        slope * (x - centre) / spread
+        for x, centre, spread, slope in zip(
+            query_features(lists), ADAPTIVE_CENTRE, ADAPTIVE_SPREAD, ADAPTIVE_SLOPES, strict=True
+        )
+    )
+    weight = 1 / (1 + math.exp(-(math.log(base / (1 - base)) + shift)))
+    weight = round(min(1 - ADAPTIVE_BOUND, max(ADAPTIVE_BOUND, weight)), 3)
+    return {"keyword": weight, "semantic": round(1 - weight, 3)}

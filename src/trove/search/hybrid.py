@@ -122,7 +122,8 @@ class HybridSearch:
         else:
             lists = self.both(query, parsed, where, stamp)
         method = self.parts.fusion if len(lists) > 1 else "single"
-        fused = fuse(lists, weights, method=method, limit=limit)
+        adaptive = self.parts.keyword_weight is None  # a weight the caller set stays fixed
+        fused = fuse(lists, weights, method=method, limit=limit, adaptive=adaptive)
         info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts)
         return self._hits(parsed, fused, lists, info, (method, weights, dropped, explain))
 
