@@ -8,20 +8,28 @@ query's results, marked ``degraded``.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from trove.llm import ChatModel, LLMError, strings
+from trove.search.phrasings import embed
 from trove.search.variants import MAX_VARIANTS, Variant, normalize
 
 if TYPE_CHECKING:
     from trove.store import Store
 
 CACHE_PREFIX = "llm.expand:"
+# The variants' query vectors, per expansion and embedding model: embedding five phrasings
+# would cost a cached expansion five times a plain search's one embedding.
+VECTORS_PREFIX = "llm.expand.vectors:"
 # Few: each variant is one more search; three keyword and two paraphrase ones covered
 # the phrasings the designs this follows use.
 KEYWORD_VARIANTS = 3
@@ -60,11 +68,13 @@ class CacheCounts:
 
 @dataclass(frozen=True)
 class Expansion:
-    """The variants to search, or why there are none (``error``)."""
+    """The variants to search (``vectors``: their query vectors, by text, when searched
+    by meaning), or why there are none (``error``)."""
 
     variants: tuple[Variant, ...] = ()
     error: str | None = None
     cached: bool = False
+    vectors: Mapping[str, Any] = field(default_factory=dict)
 
 
 def cache_key(model_id: str, query: str) -> str:
@@ -84,7 +94,8 @@ def expand(store: Store, query: str, *, semantic: bool) -> Expansion:
         return Expansion(error=f"expansion cache unreadable: {exc}")
     if stored is not None:
         store.expansion_counts.count("hits")
-        return Expansion(_variants(query, json.loads(stored), semantic), cached=True)
+        variants = _variants(query, json.loads(stored), semantic)
+        return Expansion(variants, cached=True, vectors=vectors(store, key, variants, semantic))
     store.expansion_counts.count("misses")
     try:
         answer = ask(model, query)
@@ -94,7 +105,43 @@ def expand(store: Store, query: str, *, semantic: bool) -> Expansion:
     # Not cached is only a cost (a busy store); the answer is still good.
     with contextlib.suppress(Exception):
         store.backend.set_meta(key, json.dumps(answer, ensure_ascii=False))
-    return Expansion(_variants(query, answer, semantic))
+    variants = _variants(query, answer, semantic)
+    return Expansion(variants, vectors=vectors(store, key, variants, semantic))
+
+
+def vectors(store: Store, key: str, variants: Sequence[Variant], semantic: bool) -> dict[str, Any]:
+    """Query vectors of the variants searched by meaning, cached beside the expansion
+    (``key``) per embedding model; {} for a search not ``semantic``. Never raises: a variant
+    without one is embedded by the search."""
+    texts = [v.query for v in variants if v.mode in (None, "semantic")]
+    if not semantic or not texts:
+        return {}
+    try:
+        embedder = store.vectors.resolve()
+        vector_key = VECTORS_PREFIX + key[len(CACHE_PREFIX) :] + ":" + embedder.model_id
+        known = _decoded(store.backend.get_meta(vector_key))
+        missing = embed(embedder, texts, known)
+        if missing:
+            known.update(missing)
+            store.backend.set_meta(vector_key, _encoded(known))
+        return known
+    except Exception:  # a busy store or an embedder error: the search embeds them
+        return {}
+
+
+def _encoded(vectors: Mapping[str, Any]) -> str:
+    matrix = np.asarray(list(vectors.values()), dtype=np.float32)
+    data = base64.b64encode(matrix.tobytes()).decode("ascii")
+    return json.dumps({"texts": list(vectors), "data": data}, ensure_ascii=False)
+
+
+def _decoded(stored: str | None) -> dict[str, Any]:
+    if stored is None:
+        return {}
+    row = json.loads(stored)
+    texts = row["texts"]
+    matrix = np.frombuffer(base64.b64decode(row["data"]), dtype=np.float32)
+    return dict(zip(texts, matrix.reshape(len(texts), -1), strict=True)) if texts else {}
 
 
 def ask(model: ChatModel, query: str) -> dict[str, Any]:

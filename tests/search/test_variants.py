@@ -36,8 +36,16 @@ def test_each_document_appears_once_with_its_best_evidence(kb: trove.Store) -> N
     ]
     best = max(explain["variants"], key=lambda v: v["score"])
     assert explain["found_by"] == best["query"]
-    assert hits[0].score == best["score"]
-    assert "keyword" in explain  # each run's own explanation is kept
+    assert explain["variant_fusion"] == "one_pass"
+    assert "keyword" in explain  # the search's own explanation is kept
+    assert "«Redis»" in hits[0].snippet and "«queues»" in hits[0].snippet  # every phrasing's words
+
+
+def test_explain_does_not_change_the_results(kb: trove.Store) -> None:
+    for variants in (["sqlite cache", "queues"], ["standup", "redis postgres"]):
+        plain = kb.search("database decision", variants=variants)
+        explained = kb.search("database decision", variants=variants, explain=True)
+        assert [(h.doc_id, h.score) for h in plain] == [(h.doc_id, h.score) for h in explained]
 
 
 def test_ranking_rewards_documents_found_by_several_variants(kb: trove.Store) -> None:
