@@ -6,12 +6,11 @@ A plain search spends most of its time after retrieval (documents read, calibrat
 coverage, snippets); searching each variant in full multiplied that by the number of
 phrasings (bench/agent_loop.py). Here:
 
-- keyword: one ranking over the union of the phrasings' words (the query first). A word
-  that ``QUERY_WEIGHT`` says to count more is given that many times: FTS5's ``bm25()``
-  and the in-memory word index score a phrase given twice twice (PostgreSQL counts each
-  lexeme once, so there the union is unweighted);
-- semantic: each phrasing's vector searched (vectors of an LLM's variants come cached with
-  the expansion), a document's best similarity over the phrasings kept;
+- keyword: one BM25 ranking over the union of the phrasings' words, each word once.
+  Weighting a word by how many phrasings hold it (FTS5 scores a word given twice twice)
+  costs one more index scan per copy, and PostgreSQL counts each lexeme once anyway;
+- semantic: one k-NN search at the mean of the phrasings' vectors (an LLM's variants'
+  vectors come cached with the expansion);
 - the two legs fused, calibrated and cut to ``limit`` exactly as
   :meth:`HybridSearch.search` does.
 
@@ -26,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from trove import validate
 from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
@@ -36,13 +37,8 @@ from trove.search.filters import Filters
 from trove.search.fusion import fuse
 from trove.search.hybrid import FUSION_DEPTH, SCRIPT_SHARE, HybridSearch
 from trove.search.query import ParsedQuery, parse
-from trove.search.ranking import merge_evidence
 from trove.search.variants import Variant
 from trove.timeutil import now
-
-# How many times the query's own words count in the keyword union against once for a
-# variant's (chosen on SciFact train with bench/agent_loop.py --tune).
-QUERY_WEIGHT = 1
 
 
 @dataclass(frozen=True)
@@ -81,15 +77,16 @@ def search(
     union = _union(phrasings)
     if union.empty and mode == "keyword":
         return []
-    lists, per = _legs(hybrid, phrasings, union, weights, (where, limit), vectors or {})
+    lists, found = _legs(hybrid, phrasings, union, weights, (where, limit), vectors or {})
     method = hybrid.parts.fusion if len(lists) > 1 else "single"
     fused = fuse(lists, weights, method=method, limit=limit)
-    plain = replace(union, words=tuple(dict.fromkeys(union.words)))
-    info = calibration.query_info(plain.words, plain.cjk, "cjk" in scripts)
+    info = calibration.query_info(union.words, union.cjk, "cjk" in scripts)
     dropped = tuple(dict.fromkeys(w for p in phrasings for w in p.dropped))
-    hits = hybrid.hits(plain, fused, lists, info, (method, weights, dropped, explain))
+    hits = hybrid.hits(union, fused, lists, info, (method, weights, dropped, explain))
     if explain and hits:
-        hits = attributed(hybrid, hits, phrasings, per, (method, weights, where, "cjk" in scripts))
+        hits = attributed(
+            hybrid, hits, phrasings, found, (method, weights, where, "cjk" in scripts)
+        )
     return hits
 
 
@@ -101,20 +98,15 @@ def _parsed(hybrid: HybridSearch, run: Variant, mode: str, raw: bool) -> Phrasin
 
 
 def _union(phrasings: Sequence[Phrasing]) -> ParsedQuery:
-    """The keyword query of every phrasing's words, the query's counted ``QUERY_WEIGHT``
-    times; at most ``MAX_WORDS`` distinct words, the query's first."""
+    """The keyword query of every phrasing's words, each once (the query's first), at
+    most ``MAX_WORDS`` of them."""
     parsed = [p.parsed for p in phrasings if p.parsed is not None]
     raws = [q for q in parsed if q.raw is not None]
     if raws:  # a raw query's tree cannot be merged: its own, as a plain search
         return raws[0]
-    words: list[str] = []
-    for index, query in enumerate(parsed):
-        repeat = QUERY_WEIGHT if index == 0 and phrasings[0].parsed is not None else 1
-        words += [w for w in query.words for _ in range(repeat)]
-    distinct = list(dict.fromkeys(words))[:MAX_WORDS]
-    kept = set(distinct)
+    words = dict.fromkeys(w for q in parsed for w in q.words)
     cjk = dict.fromkeys(s for q in parsed for s in q.cjk)
-    return ParsedQuery(words=tuple(w for w in words if w in kept), cjk=tuple(cjk))
+    return ParsedQuery(words=tuple(words)[:MAX_WORDS], cjk=tuple(cjk))
 
 
 def _legs(
@@ -124,67 +116,77 @@ def _legs(
     weights: dict[str, float],
     scope: tuple[Filters, int],
     vectors: Mapping[str, Any],
-) -> tuple[dict[str, list[ChunkHit]], list[list[ChunkHit]]]:
-    """The keyword leg over the union and the semantic leg over every phrasing (and each
-    phrasing's own semantic list), the semantic one on the pool while the keyword one
-    ranks, as HybridSearch.both does."""
+) -> tuple[dict[str, list[ChunkHit]], Vectors | None]:
+    """The keyword leg over the union of words and the semantic leg at the phrasings'
+    mean vector (and the phrasings' vectors), the semantic one on the pool while the
+    keyword one ranks, as HybridSearch.both does."""
     where, limit = scope
     used = [name for name, weight in weights.items() if weight > 0]
     stamp = now()
-    # One leg: the fusion keeps its top ``limit``, and a document in the best-similarity
-    # top ``limit`` is in the top ``limit`` of the phrasing that found it.
+    # One leg: the fusion keeps its top ``limit`` only.
     depth = FUSION_DEPTH if len(used) > 1 else limit
     pending = None
     if "semantic" in used and not hybrid.inline():
-        pending = hybrid.pool.submit(
-            per_phrasing_semantic, hybrid, phrasings, vectors, where, depth, stamp
-        )
+        pending = hybrid.pool.submit(_semantic, hybrid, phrasings, vectors, where, depth, stamp)
     lists: dict[str, list[ChunkHit]] = {}
     if "keyword" in used:
         backend = hybrid.parts.backend
         lists["keyword"] = (
             [] if union.empty else backend.keyword_search(union, where, depth, stamp)
         )
-    per: list[list[ChunkHit]] = [[] for _ in phrasings]
+    found = None
     if "semantic" in used:
         if pending is None:
-            per = per_phrasing_semantic(hybrid, phrasings, vectors, where, depth, stamp)
+            lists["semantic"], found = _semantic(hybrid, phrasings, vectors, where, depth, stamp)
         else:
-            per = pending.result()
-        best: dict[str, ChunkHit] = {}
-        for hits in per:
-            for hit in hits:
-                merge_evidence(best, hit, keep_best=True)
-        lists["semantic"] = sorted(best.values(), key=lambda h: (-h.score, h.doc_id))[:depth]
-    return lists, per
+            lists["semantic"], found = pending.result()
+    return lists, found
 
 
-def per_phrasing_semantic(
+# The embedder's lock and each phrasing's query vector (None: not matched by meaning).
+Vectors = tuple[Any, list[Any]]
+
+
+def _semantic(
     hybrid: HybridSearch,
     phrasings: Sequence[Phrasing],
     vectors: Mapping[str, Any],
     where: Filters,
     depth: int,
     stamp: float,
-) -> list[list[ChunkHit]]:
-    """The semantic leg of each phrasing that is matched by meaning (empty for others)."""
-    semantic = [p.variant.mode in (None, "semantic", "hybrid") for p in phrasings]
+) -> tuple[list[ChunkHit], Vectors | None]:
+    """Documents nearest the mean of the phrasings' unit vectors, as HyDE averages its
+    hypothetical documents with the query: one k-NN search, however many phrasings
+    (searching each and keeping a document's best similarity cost a k-NN search and a
+    filter query per phrasing)."""
+    found = phrasing_vectors(hybrid, phrasings, vectors)
+    if found is None:
+        return [], None
+    lock, rows = found
+    mean = np.sum([r for r in rows if r is not None], axis=0, dtype=np.float32)
+    norm = float(np.linalg.norm(mean))
+    if norm == 0:
+        return [], found
+    return hybrid.parts.backend.vector_search(lock, mean / norm, where, depth, stamp), found
+
+
+def phrasing_vectors(
+    hybrid: HybridSearch, phrasings: Sequence[Phrasing], vectors: Mapping[str, Any]
+) -> Vectors | None:
+    """The lock and each phrasing's vector (``vectors``: those already known, by text);
+    None when there is nothing to search with (no vectors, a query with no features)."""
     found = hybrid.parts.vectors.query(phrasings[0].variant.query)
-    if found is None:  # nothing to search with (no vectors; a query with no features)
-        return [[] for _ in phrasings]
+    if found is None:
+        return None
     lock, first = found
-    texts = [
-        p.variant.query for p, wanted in zip(phrasings[1:], semantic[1:], strict=True) if wanted
-    ]
+    wanted = [p.variant.mode in (None, "semantic", "hybrid") for p in phrasings[1:]]
+    texts = [p.variant.query for p, ok in zip(phrasings[1:], wanted, strict=True) if ok]
     known = {**vectors, **embed(hybrid.parts.vectors.resolve(), texts, vectors)}
-    backend = hybrid.parts.backend
-    lists = [backend.vector_search(lock, first, where, depth, stamp) if semantic[0] else []]
-    for phrasing, wanted in zip(phrasings[1:], semantic[1:], strict=True):
-        vector = known.get(phrasing.variant.query) if wanted else None
-        lists.append(
-            [] if vector is None else backend.vector_search(lock, vector, where, depth, stamp)
-        )
-    return lists
+    rows = [
+        known.get(p.variant.query) if ok else None
+        for p, ok in zip(phrasings[1:], wanted, strict=True)
+    ]
+    return lock, [first, *rows]
 
 
 def embed(embedder: Embedder, texts: Sequence[str], known: Mapping[str, Any]) -> dict[str, Any]:
@@ -202,46 +204,62 @@ def attributed(
     hybrid: HybridSearch,
     hits: list[Hit],
     phrasings: Sequence[Phrasing],
-    semantic: Sequence[list[ChunkHit]],
+    vectors: Vectors | None,
     how: tuple[str, dict[str, float], Filters, bool],
 ) -> list[Hit]:
     """``hits`` with which phrasing would have found each on its own: its rank there and
     the calibrated score it would have had (``variants``), the best of them
     (``found_by``; None when only the phrasings together found it)."""
-    method, weights, where, cjk_script = how
     backend = hybrid.parts.backend
     docs = backend.get_documents([h.doc_id for h in hits])
     texts = calibration.document_texts(backend.get_document, docs)
-    found: dict[str, list[dict[str, Any]]] = {h.doc_id: [] for h in hits}
+    runs: dict[str, list[dict[str, Any]]] = {h.doc_id: [] for h in hits}
+    lock, rows = vectors or (None, [None] * len(phrasings))
+    for phrasing, vector in zip(phrasings, rows, strict=True):
+        for doc_id, rank, score in _alone(hybrid, phrasing, (lock, vector), how, texts):
+            if doc_id in runs:
+                run = phrasing.variant
+                runs[doc_id].append(
+                    {"query": run.query, "origin": run.origin, "rank": rank, "score": score}
+                )
+    return [_explained(hit, runs[hit.doc_id]) for hit in hits]
+
+
+def _alone(
+    hybrid: HybridSearch,
+    phrasing: Phrasing,
+    vector: tuple[Any, Any],
+    how: tuple[str, dict[str, float], Filters, bool],
+    texts: Mapping[str, str],
+) -> list[tuple[str, int, float]]:
+    """(document, rank, calibrated score) of what ``phrasing`` alone would find, for the
+    documents in ``texts``."""
+    method, weights, where, cjk_script = how
+    backend = hybrid.parts.backend
     stamp = now()
-    for phrasing, own in zip(phrasings, semantic, strict=True):
-        lists: dict[str, list[ChunkHit]] = {}
-        if weights.get("keyword", 0) > 0 and phrasing.parsed is not None:
-            lists["keyword"] = backend.keyword_search(phrasing.parsed, where, FUSION_DEPTH, stamp)
-        if weights.get("semantic", 0) > 0 and own:
-            lists["semantic"] = own
-        if not lists:
-            continue
-        parsed = phrasing.parsed or ParsedQuery()
-        info = calibration.query_info(parsed.words, parsed.cjk, cjk_script)
-        model_id = hybrid.parts.vectors.resolve().model_id if "semantic" in lists else None
-        legs = [leg for leg in ("keyword", "semantic") if leg in lists]
-        key = calibration.model_key(legs, model_id)
-        tops = {leg: float(ranked[0].score) for leg, ranked in lists.items() if ranked}
-        ranked = fuse(
-            lists, weights, method=method if len(lists) > 1 else "single", limit=FUSION_DEPTH
-        )
-        for rank, entry in enumerate(ranked, 1):
-            if entry.doc_id not in found:
-                continue
-            cover = calibration.coverage(info, texts.get(entry.doc_id, ""))
+    lists: dict[str, list[ChunkHit]] = {}
+    if weights.get("keyword", 0) > 0 and phrasing.parsed is not None:
+        lists["keyword"] = backend.keyword_search(phrasing.parsed, where, FUSION_DEPTH, stamp)
+    lock, query = vector
+    if weights.get("semantic", 0) > 0 and query is not None:
+        lists["semantic"] = backend.vector_search(lock, query, where, FUSION_DEPTH, stamp)
+    if not lists:
+        return []
+    parsed = phrasing.parsed or ParsedQuery()
+    info = calibration.query_info(parsed.words, parsed.cjk, cjk_script)
+    model_id = hybrid.parts.vectors.resolve().model_id if "semantic" in lists else None
+    legs = [leg for leg in ("keyword", "semantic") if leg in lists]
+    key = calibration.model_key(legs, model_id)
+    tops = {leg: float(ranked[0].score) for leg, ranked in lists.items() if ranked}
+    method = method if len(lists) > 1 else "single"
+    found = []
+    for rank, entry in enumerate(fuse(lists, weights, method=method, limit=FUSION_DEPTH), 1):
+        if entry.doc_id in texts:
+            cover = calibration.coverage(info, texts[entry.doc_id])
             row = calibration.features(entry.parts, tops, legs, info, rank, cover)
             score = round(min(1.0, max(0.0, calibration.probability(key, row))), 6)
-            run = phrasing.variant
-            found[entry.doc_id].append(
-                {"query": run.query, "origin": run.origin, "rank": rank, "score": score}
-            )
-    return [_explained(hit, found[hit.doc_id]) for hit in hits]
+            found.append((entry.doc_id, rank, score))
+    return found
 
 
 def _explained(hit: Hit, runs: list[dict[str, Any]]) -> Hit:
