@@ -146,3 +146,19 @@ def test_variants_and_enrichment_explain_both(fake_llm: FakeLLM, tmp_path: Path)
     assert retro.explain is not None and retro.provenance == "original"
     assert retro.explain["found_by"] == "config drifted"
     assert set(retro.explain["enrichment"]) == {"original", "enriched"}
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_variants_on_every_backend(store_target: str, mode: str) -> None:
+    with trove.open(store_target, embedder="hash:64") as kb:
+        kb.add("Redis was dropped in favour of Postgres queues.", source_id="q")
+        kb.add("We picked SQLite for the local cache of embeddings.", source_id="c")
+        kb.add("The standup moved to ten o'clock on Mondays.", source_id="s")
+        hits = kb.search("database decision", variants=["sqlite", "redis"], mode=mode)
+        assert {h.source_id for h in hits[:2]} == {"c", "q"}
+        explained = kb.search(
+            "database decision", variants=["sqlite", "redis"], mode=mode, explain=True
+        )
+        assert [(h.doc_id, h.score) for h in explained] == [(h.doc_id, h.score) for h in hits]
+        found_by = {h.source_id: (h.explain or {})["found_by"] for h in explained}
+        assert found_by["c"] == "sqlite" and found_by["q"] == "redis"

@@ -40,6 +40,10 @@ from trove.search.query import ParsedQuery, parse
 from trove.search.variants import Variant
 from trove.timeutil import now
 
+# The query's vector counts this many times in the phrasings' mean, each variant's once
+# (chosen on SciFact train: bench/agent_loop.py --tune).
+QUERY_WEIGHT = 1.0
+
 
 @dataclass(frozen=True)
 class Phrasing:
@@ -163,7 +167,9 @@ def _semantic(
     if found is None:
         return [], None
     lock, rows = found
-    mean = np.sum([r for r in rows if r is not None], axis=0, dtype=np.float32)
+    others = [r for r in rows[1:] if r is not None]
+    mean = QUERY_WEIGHT * np.asarray(rows[0], dtype=np.float32)
+    mean += np.sum(others, axis=0, dtype=np.float32) if others else 0.0
     norm = float(np.linalg.norm(mean))
     if norm == 0:
         return [], found
