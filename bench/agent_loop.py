@@ -1,6 +1,6 @@
 """The agent loop, measured: query variants, cached LLM expansion, live event delivery.
 
-    python bench/agent_loop.py [--mode keyword|hybrid] [--skip-quality]
+    python bench/agent_loop.py [--mode keyword|hybrid] [--skip-quality] [--rounds N]
 
 1. nDCG@10 of the plain query vs the query with mechanical variants (no LLM), fused by
    ``search(query, variants=[...])``, on SciFact test and CMRC 2018 dev. Variants: the
@@ -194,12 +194,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", default="keyword", choices=["keyword", "hybrid"])
     parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--rounds", type=int, default=3, help="latency: passes over the queries")
+    parser.add_argument("--sets", default="scifact,cmrc2018", help="quality: data sets")
     args = parser.parse_args()
     print(f"machine: {_data.machine()}; load average {os.getloadavg()[0]:.1f}")
     if not args.skip_quality:
         for name, split in (("scifact", "test"), ("cmrc2018", "dev")):
+            if name not in args.sets.split(","):
+                continue
             print(f"{name} ({split}, {args.mode}): {_fmt(quality(name, split, args.mode))}")
-    print(f"latency (scifact test, {args.mode}): {_fmt(latency(args.mode))}")
+    print(f"latency (scifact test, {args.mode}): {_fmt(latency(args.mode, args.rounds))}")
     print(f"event delivery commit -> SSE client: {_fmt(event_delivery())}")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 

@@ -40,8 +40,8 @@ from trove.search.query import ParsedQuery, parse
 from trove.search.variants import Variant
 from trove.timeutil import now
 
-# The query's vector counts this many times in the phrasings' mean, each variant's once
-# (chosen on SciFact train: bench/agent_loop.py --tune).
+# The query's vector counts this many times in the phrasings' mean, each variant's once:
+# equal, as HyDE averages the query with its hypothetical documents (not tuned).
 QUERY_WEIGHT = 1.0
 
 
