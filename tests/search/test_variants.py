@@ -162,3 +162,8 @@ def test_variants_on_every_backend(store_target: str, mode: str) -> None:
         assert [(h.doc_id, h.score) for h in explained] == [(h.doc_id, h.score) for h in hits]
         found_by = {h.source_id: (h.explain or {})["found_by"] for h in explained}
         assert found_by["c"] == "sqlite" and found_by["q"] == "redis"
+
+
+def test_a_raw_query_keeps_its_own_syntax(kb: trove.Store) -> None:
+    hits = kb.search('"local cache"', raw=True, variants=["redis"], mode="keyword")
+    assert [h.source_id for h in hits] == ["c"]  # raw trees are not merged with variants

@@ -32,7 +32,7 @@ from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
 from trove.models import ChunkHit, Hit
 from trove.search import calibration
-from trove.search.bounds import MAX_WORDS, bounded
+from trove.search.bounds import MAX_CJK_CHARS, MAX_WORDS, bounded
 from trove.search.filters import Filters
 from trove.search.fusion import fuse
 from trove.search.hybrid import FUSION_DEPTH, SCRIPT_SHARE, HybridSearch
@@ -102,15 +102,21 @@ def _parsed(hybrid: HybridSearch, run: Variant, mode: str, raw: bool) -> Phrasin
 
 
 def _union(phrasings: Sequence[Phrasing]) -> ParsedQuery:
-    """The keyword query of every phrasing's words, each once (the query's first), at
-    most ``MAX_WORDS`` of them."""
+    """The keyword query of every phrasing's words and CJK text, each once (the query's
+    first), within the bounds of one query. Raw query trees cannot be merged: a raw
+    query is searched by its own words (its variants add by meaning only)."""
     parsed = [p.parsed for p in phrasings if p.parsed is not None]
     raws = [q for q in parsed if q.raw is not None]
-    if raws:  # a raw query's tree cannot be merged: its own, as a plain search
+    if raws:
         return raws[0]
-    words = dict.fromkeys(w for q in parsed for w in q.words)
-    cjk = dict.fromkeys(s for q in parsed for s in q.cjk)
-    return ParsedQuery(words=tuple(words)[:MAX_WORDS], cjk=tuple(cjk))
+    words = tuple(dict.fromkeys(w for q in parsed for w in q.words))[:MAX_WORDS]
+    cjk, budget = [], MAX_CJK_CHARS
+    for segment in dict.fromkeys(s for q in parsed for s in q.cjk):
+        if budget <= 0:
+            break
+        cjk.append(segment[:budget])
+        budget -= len(segment)
+    return ParsedQuery(words=words, cjk=tuple(cjk))
 
 
 def _legs(
