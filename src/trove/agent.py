@@ -133,7 +133,12 @@ def one_pass(
 
 def _variant_info(explain: dict[str, Any] | None) -> dict[str, Any]:
     if explain is None:  # found by its enrichment alone
-        return {"variant_fusion": "one_pass", "found_by": None, "found_by_origin": None}
+        return {
+            "variant_fusion": "one_pass",
+            "found_by": None,
+            "found_by_origin": None,
+            "variants": [],
+        }
     return {k: explain[k] for k in _VARIANT_KEYS if k in explain}
 
 
