@@ -43,8 +43,8 @@ from trove.timeutil import now
 # The query's vector counts this many times in the phrasings' mean, each variant's once.
 # HyDE weighs them equally; with mechanical variants (bench/agent_loop.py's clauses and
 # longest words) SciFact train hybrid nDCG@10 rose with the query's weight: 0.7303 at 1,
-# 0.7341 at 2, 0.7359 at 4 (the plain query alone: 0.7365). A variant must still be able
-# to move the search (an LLM's five and its passage are 6 of 10 parts of the mean at 4).
+# 0.7341 at 2, 0.7359 at 4 (the plain query: 0.7365, bench/fusion_grid.py). A variant
+# must still move the search: an LLM's five and its passage are 6 of 10 parts at 4.
 QUERY_WEIGHT = 4.0
 
 
