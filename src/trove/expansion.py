@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from trove.store import Store
 
 CACHE_PREFIX = "llm.expand:"
+# Cached expansions this process has read, decoded (an entry never changes once stored:
+# one per model and normalized query), so a repeated query reads no row: a cached
+# expansion costs a search (bench/agent_loop.py) little more than its plain search.
+MEMO_SIZE = 1024
 # The variants' query vectors, per expansion and embedding model: embedding five phrasings
 # would cost a cached expansion five times a plain search's one embedding.
 VECTORS_PREFIX = "llm.expand.vectors:"
@@ -88,6 +92,13 @@ def expand(store: Store, query: str, *, semantic: bool) -> Expansion:
     if model is None:
         return Expansion(error="no LLM configured (set TROVE_LLM)")
     key = cache_key(model.model_id, query)
+    memo: dict[tuple[str, str], Expansion] = store.__dict__.setdefault("_expansions", {})
+    # The vectors are the embedder's: a store re-embedded by another model needs others.
+    slot = (key, store.vectors.resolve().model_id if semantic else "")
+    known = memo.get(slot)
+    if known is not None:
+        store.expansion_counts.count("hits")
+        return known
     try:
         stored = store.backend.get_meta(key)
     except Exception as exc:  # a busy store must not fail the search either
@@ -95,7 +106,12 @@ def expand(store: Store, query: str, *, semantic: bool) -> Expansion:
     if stored is not None:
         store.expansion_counts.count("hits")
         variants = _variants(query, json.loads(stored), semantic)
-        return Expansion(variants, cached=True, vectors=vectors(store, key, variants, semantic))
+        found = Expansion(variants, cached=True, vectors=vectors(store, key, variants, semantic))
+        if not semantic or found.vectors:  # else the vectors were not to be had: retry
+            if len(memo) >= MEMO_SIZE:
+                memo.pop(next(iter(memo)))
+            memo[slot] = found
+        return found
     store.expansion_counts.count("misses")
     try:
         answer = ask(model, query)
