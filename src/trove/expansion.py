@@ -14,7 +14,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -107,11 +107,7 @@ def expand(store: Store, query: str, *, semantic: bool) -> Expansion:
         store.expansion_counts.count("hits")
         variants = _variants(query, json.loads(stored), semantic)
         found = Expansion(variants, cached=True, vectors=vectors(store, key, variants, semantic))
-        if not semantic or found.vectors:  # else the vectors were not to be had: retry
-            if len(memo) >= MEMO_SIZE:
-                memo.pop(next(iter(memo)))
-            memo[slot] = found
-        return found
+        return _remember(memo, slot, found, semantic)
     store.expansion_counts.count("misses")
     try:
         answer = ask(model, query)
@@ -122,7 +118,19 @@ def expand(store: Store, query: str, *, semantic: bool) -> Expansion:
     with contextlib.suppress(Exception):
         store.backend.set_meta(key, json.dumps(answer, ensure_ascii=False))
     variants = _variants(query, answer, semantic)
-    return Expansion(variants, vectors=vectors(store, key, variants, semantic))
+    found = Expansion(variants, vectors=vectors(store, key, variants, semantic))
+    _remember(memo, slot, replace(found, cached=True), semantic)  # as the next read finds it
+    return found
+
+
+def _remember(
+    memo: dict[tuple[str, str], Expansion], slot: tuple[str, str], found: Expansion, semantic: bool
+) -> Expansion:
+    if not semantic or found.vectors:  # else the vectors were not to be had: retry
+        if len(memo) >= MEMO_SIZE:
+            memo.pop(next(iter(memo)))
+        memo[slot] = found
+    return found
 
 
 def vectors(store: Store, key: str, variants: Sequence[Variant], semantic: bool) -> dict[str, Any]:
