@@ -113,3 +113,43 @@ def test_a_hypothetical_passage_searches_by_meaning_only(fake_llm: FakeLLM) -> N
     runs = {v["origin"] for h in hits for v in (h.explain or {})["variants"]}
     assert "passage" in runs
     assert hits.variants[-1] == "A document about sqlite cache."
+
+
+def test_the_variants_vectors_are_cached_with_the_expansion(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = _store(fake_llm, embedder="hash:64")
+    first = kb.search("sqlite cache", expand="llm")
+    embedder = kb.embedder
+    assert embedder is not None
+    embedded: list[list[str]] = []
+    embed = embedder.embed
+
+    def counted(texts):  # type: ignore[no-untyped-def]
+        embedded.append(list(texts))
+        return embed(texts)
+
+    monkeypatch.setattr(embedder, "embed", counted)
+    again = kb.search("sqlite cache", expand="llm")
+    assert [h.doc_id for h in again] == [h.doc_id for h in first]
+    assert embedded == [["sqlite cache"]]  # the query, as a plain search; not its variants
+    assert len(fake_llm.requests) == 1
+
+
+def test_a_repeated_expansion_reads_no_row(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = _store(fake_llm, embedder="hash:64")
+    first = kb.search("sqlite cache", expand="llm")
+    read: list[str] = []
+    get_meta = kb.backend.get_meta
+
+    def counted(key: str) -> str | None:
+        read.append(key)
+        return get_meta(key)
+
+    monkeypatch.setattr(kb.backend, "get_meta", counted)
+    again = kb.search("sqlite cache", expand="llm")
+    assert again.variants == first.variants and again.degraded is None
+    assert not [key for key in read if key.startswith("llm.expand")]
+    assert kb.stats().expansion_cache["hits"] == 1

@@ -7,12 +7,15 @@ Kept out of store.py so the façade only delegates.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from trove.enrich import with_enrichment
 from trove.errors import InvalidInput, InvalidQuery
 from trove.models import Document, Hit
-from trove.search.variants import SearchResults, Variant, clean, fused_search
+from trove.search import phrasings
+from trove.search.variants import SearchResults, Variant, clean
 
 if TYPE_CHECKING:
     from trove.store import Store
@@ -67,29 +70,76 @@ def search_variants(
     explain: bool,
     **options: Any,
 ) -> SearchResults:
-    """Search ``query`` with the caller's variants, plus the LLM's when ``llm``."""
+    """Search ``query`` with the caller's variants, plus the LLM's when ``llm``: one
+    search over all the phrasings (search/phrasings.py); ``search`` (the store's plain
+    search) answers when there is no variant to add."""
     if not isinstance(query, str):
         raise InvalidQuery("query must be a string")
     runs = [Variant(text) for text in clean(query, variants)]
     warning = None
+    vectors: Mapping[str, Any] = {}
     if llm:
         from trove.expansion import expand
 
         mode = options.get("mode") or ("hybrid" if store.has_embedder else "keyword")
         expansion = expand(store, query, semantic=mode != "keyword" and store.has_embedder)
-        warning = expansion.error
+        warning, vectors = expansion.error, expansion.vectors
         taken = {v.query.casefold() for v in runs}
         runs += [v for v in expansion.variants if v.query.casefold() not in taken]
     if not query.strip() or limit == 0:
         results = SearchResults()
     elif runs:
-        results = fused_search(search, query, runs, limit=limit, explain=explain, **options)
+        results = SearchResults(one_pass(store, query, runs, vectors, limit, explain, options))
+        results.variants = tuple(v.query for v in runs)
     else:
         results = SearchResults(search(query, limit=limit, explain=explain, **options))
     if warning is not None:
         results.degraded = "unexpanded"
         results.warning = warning
     return results
+
+
+# What search/phrasings.py adds to a hit's explain (enrichment's fusion would drop it).
+_VARIANT_KEYS = ("variant_fusion", "found_by", "found_by_origin", "variants")
+
+
+def one_pass(
+    store: Store,
+    query: str,
+    runs: Sequence[Variant],
+    vectors: Mapping[str, Any],
+    limit: int,
+    explain: bool,
+    options: dict[str, Any],
+) -> list[Hit]:
+    """The phrasings as one search, matching enrichments too when the store has any."""
+    explained: dict[str, dict[str, Any]] = {}
+
+    def search(text: str, **rest: Any) -> list[Hit]:
+        hits = phrasings.search(store._hybrid, text, runs, vectors, **rest)
+        explained.update((h.doc_id, h.explain) for h in hits if h.explain)
+        return hits
+
+    found = with_enrichment(store, search)(query, limit=limit, explain=explain, **options)
+    if not explain:
+        return found
+    return [
+        replace(hit, explain={**hit.explain, **_variant_info(explained.get(hit.doc_id))})
+        if hit.explain is not None and "variant_fusion" not in hit.explain
+        else hit
+        for hit in found
+    ]
+
+
+def _variant_info(explain: dict[str, Any] | None) -> dict[str, Any]:
+    if explain is None:  # found by its enrichment alone
+        return {
+            "variant_fusion": "one_pass",
+            "found_by": None,
+            "found_by_origin": None,
+            "variants": [],
+        }
+    return {k: explain[k] for k in _VARIANT_KEYS if k in explain}
 
 
 def purgeable(store: Store, stamp: float) -> dict[str, Document]:

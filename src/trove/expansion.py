@@ -8,20 +8,32 @@ query's results, marked ``degraded``.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from trove.llm import ChatModel, LLMError, strings
+from trove.search.phrasings import embed
 from trove.search.variants import MAX_VARIANTS, Variant, normalize
 
 if TYPE_CHECKING:
     from trove.store import Store
 
 CACHE_PREFIX = "llm.expand:"
+# Cached expansions this process has read, decoded (an entry never changes once stored:
+# one per model and normalized query), so a repeated query reads no row: a cached
+# expansion costs a search (bench/agent_loop.py) little more than its plain search.
+MEMO_SIZE = 1024
+# The variants' query vectors, per expansion and embedding model: embedding five phrasings
+# would cost a cached expansion five times a plain search's one embedding.
+VECTORS_PREFIX = "llm.expand.vectors:"
 # Few: each variant is one more search; three keyword and two paraphrase ones covered
 # the phrasings the designs this follows use.
 KEYWORD_VARIANTS = 3
@@ -60,11 +72,13 @@ class CacheCounts:
 
 @dataclass(frozen=True)
 class Expansion:
-    """The variants to search, or why there are none (``error``)."""
+    """The variants to search (``vectors``: their query vectors, by text, when searched
+    by meaning), or why there are none (``error``)."""
 
     variants: tuple[Variant, ...] = ()
     error: str | None = None
     cached: bool = False
+    vectors: Mapping[str, Any] = field(default_factory=dict)
 
 
 def cache_key(model_id: str, query: str) -> str:
@@ -78,13 +92,22 @@ def expand(store: Store, query: str, *, semantic: bool) -> Expansion:
     if model is None:
         return Expansion(error="no LLM configured (set TROVE_LLM)")
     key = cache_key(model.model_id, query)
+    memo: dict[tuple[str, str], Expansion] = store.__dict__.setdefault("_expansions", {})
+    # The vectors are the embedder's: a store re-embedded by another model needs others.
+    slot = (key, store.vectors.resolve().model_id if semantic else "")
+    known = memo.get(slot)
+    if known is not None:
+        store.expansion_counts.count("hits")
+        return known
     try:
         stored = store.backend.get_meta(key)
     except Exception as exc:  # a busy store must not fail the search either
         return Expansion(error=f"expansion cache unreadable: {exc}")
     if stored is not None:
         store.expansion_counts.count("hits")
-        return Expansion(_variants(query, json.loads(stored), semantic), cached=True)
+        variants = _variants(query, json.loads(stored), semantic)
+        found = Expansion(variants, cached=True, vectors=vectors(store, key, variants, semantic))
+        return _remember(memo, slot, found, semantic)
     store.expansion_counts.count("misses")
     try:
         answer = ask(model, query)
@@ -94,7 +117,55 @@ def expand(store: Store, query: str, *, semantic: bool) -> Expansion:
     # Not cached is only a cost (a busy store); the answer is still good.
     with contextlib.suppress(Exception):
         store.backend.set_meta(key, json.dumps(answer, ensure_ascii=False))
-    return Expansion(_variants(query, answer, semantic))
+    variants = _variants(query, answer, semantic)
+    found = Expansion(variants, vectors=vectors(store, key, variants, semantic))
+    _remember(memo, slot, replace(found, cached=True), semantic)  # as the next read finds it
+    return found
+
+
+def _remember(
+    memo: dict[tuple[str, str], Expansion], slot: tuple[str, str], found: Expansion, semantic: bool
+) -> Expansion:
+    if not semantic or found.vectors:  # else the vectors were not to be had: retry
+        if len(memo) >= MEMO_SIZE:
+            memo.pop(next(iter(memo)))
+        memo[slot] = found
+    return found
+
+
+def vectors(store: Store, key: str, variants: Sequence[Variant], semantic: bool) -> dict[str, Any]:
+    """Query vectors of the variants searched by meaning, cached beside the expansion
+    (``key``) per embedding model; {} for a search not ``semantic``. Never raises: a variant
+    without one is embedded by the search."""
+    texts = [v.query for v in variants if v.mode in (None, "semantic")]
+    if not semantic or not texts:
+        return {}
+    try:
+        embedder = store.vectors.resolve()
+        vector_key = VECTORS_PREFIX + key[len(CACHE_PREFIX) :] + ":" + embedder.model_id
+        known = _decoded(store.backend.get_meta(vector_key))
+        missing = embed(embedder, texts, known)
+        if missing:
+            known.update(missing)
+            store.backend.set_meta(vector_key, _encoded(known))
+        return known
+    except Exception:  # a busy store or an embedder error: the search embeds them
+        return {}
+
+
+def _encoded(vectors: Mapping[str, Any]) -> str:
+    matrix = np.asarray(list(vectors.values()), dtype=np.float32)
+    data = base64.b64encode(matrix.tobytes()).decode("ascii")
+    return json.dumps({"texts": list(vectors), "data": data}, ensure_ascii=False)
+
+
+def _decoded(stored: str | None) -> dict[str, Any]:
+    if stored is None:
+        return {}
+    row = json.loads(stored)
+    texts = row["texts"]
+    matrix = np.frombuffer(base64.b64decode(row["data"]), dtype=np.float32)
+    return dict(zip(texts, matrix.reshape(len(texts), -1), strict=True)) if texts else {}
 
 
 def ask(model: ChatModel, query: str) -> dict[str, Any]:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import trove
+from helpers.llm_server import FakeLLM
 from trove.errors import InvalidQuery
+from trove.llm import ChatModel
 from trove.search.variants import MAX_VARIANTS
 
 
@@ -36,8 +40,16 @@ def test_each_document_appears_once_with_its_best_evidence(kb: trove.Store) -> N
     ]
     best = max(explain["variants"], key=lambda v: v["score"])
     assert explain["found_by"] == best["query"]
-    assert hits[0].score == best["score"]
-    assert "keyword" in explain  # each run's own explanation is kept
+    assert explain["variant_fusion"] == "one_pass"
+    assert "keyword" in explain  # the search's own explanation is kept
+    assert "«Redis»" in hits[0].snippet and "«queues»" in hits[0].snippet  # every phrasing's words
+
+
+def test_explain_does_not_change_the_results(kb: trove.Store) -> None:
+    for variants in (["sqlite cache", "queues"], ["standup", "redis postgres"]):
+        plain = kb.search("database decision", variants=variants)
+        explained = kb.search("database decision", variants=variants, explain=True)
+        assert [(h.doc_id, h.score) for h in plain] == [(h.doc_id, h.score) for h in explained]
 
 
 def test_ranking_rewards_documents_found_by_several_variants(kb: trove.Store) -> None:
@@ -82,3 +94,76 @@ def test_links_are_followed_from_the_fused_hits(kb: trove.Store) -> None:
     assert hits[1].linked_from is not None
     with pytest.raises(InvalidQuery, match="string"):
         kb.search(3, variants=["x"])  # type: ignore[arg-type]
+
+
+def test_the_phrasings_are_searched_in_one_pass(
+    kb: trove.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    searched = []
+    keyword_search = kb.backend.keyword_search
+
+    def counted(query, *args, **kwargs):  # type: ignore[no-untyped-def]
+        searched.append(query.words)
+        return keyword_search(query, *args, **kwargs)
+
+    monkeypatch.setattr(kb.backend, "keyword_search", counted)
+    hits = kb.search("database decision", variants=["sqlite", "redis postgres", "standup"])
+    assert {h.source_id for h in hits} == {"c", "q", "s"}
+    # one ranking over the union of the phrasings' words, the query's first
+    assert searched == [("database", "decision", "sqlite", "redis", "postgres", "standup")]
+
+
+def test_hybrid_variants_search_by_meaning_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    kb = trove.open(":memory:", embedder="hash:64")
+    kb.add("We picked SQLite for the local cache of embeddings.", source_id="c")
+    kb.add("The standup moved to ten o'clock on Mondays.", source_id="s")
+    searched = []
+    vector_search = kb.backend.vector_search
+
+    def counted(lock, vector, *args, **kwargs):  # type: ignore[no-untyped-def]
+        searched.append(vector)
+        return vector_search(lock, vector, *args, **kwargs)
+
+    monkeypatch.setattr(kb.backend, "vector_search", counted)
+    hits = kb.search("sqlite", variants=["local cache", "embeddings"], mode="hybrid")
+    assert hits[0].source_id == "c"
+    assert len(searched) == 1  # at the phrasings' mean vector
+    hits = kb.search("sqlite", variants=["local cache", "embeddings"], explain=True)
+    assert len(searched) == 1 + 1 + 3  # explain: each phrasing alone as well
+    assert hits[0].explain is not None and len(hits[0].explain["variants"]) == 3
+
+
+def test_variants_and_enrichment_explain_both(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    text = "Sprint 14 retro: the deploy broke twice because the config drifted."
+    fake_llm.answers[text] = {"summary": "A retrospective.", "keywords": ["postmortem"]}
+    model = ChatModel("tiny", base_url=fake_llm.url, timeout=0.5)
+    kb = trove.open(tmp_path / "kb.db", embedder=None, llm=model)
+    kb.add(text, source_id="retro", enrich=True)
+    kb.add("The config of the deploy lives in git.", source_id="git")
+    hits = kb.search("postmortem", variants=["config drifted"], explain=True)
+    by_id = {h.source_id: h for h in hits}
+    retro = by_id["retro"]
+    assert retro.explain is not None and retro.provenance == "original"
+    assert retro.explain["found_by"] == "config drifted"
+    assert set(retro.explain["enrichment"]) == {"original", "enriched"}
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_variants_on_every_backend(store_target: str, mode: str) -> None:
+    with trove.open(store_target, embedder="hash:64") as kb:
+        kb.add("Redis was dropped in favour of Postgres queues.", source_id="q")
+        kb.add("We picked SQLite for the local cache of embeddings.", source_id="c")
+        kb.add("The standup moved to ten o'clock on Mondays.", source_id="s")
+        hits = kb.search("database decision", variants=["sqlite", "redis"], mode=mode)
+        assert {h.source_id for h in hits[:2]} == {"c", "q"}
+        explained = kb.search(
+            "database decision", variants=["sqlite", "redis"], mode=mode, explain=True
+        )
+        assert [(h.doc_id, h.score) for h in explained] == [(h.doc_id, h.score) for h in hits]
+        found_by = {h.source_id: (h.explain or {})["found_by"] for h in explained}
+        assert found_by["c"] == "sqlite" and found_by["q"] == "redis"
+
+
+def test_a_raw_query_keeps_its_own_syntax(kb: trove.Store) -> None:
+    hits = kb.search('"local cache"', raw=True, variants=["redis"], mode="keyword")
+    assert [h.source_id for h in hits] == ["c"]  # raw trees are not merged with variants

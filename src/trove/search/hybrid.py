@@ -142,6 +142,22 @@ class HybridSearch:
             raise InvalidQuery(f"{mode} search needs an embedder; {why}")
         return mode
 
+    def resolve_mode(self, mode: str | None) -> str:
+        """``mode``, or the store's default, checked (for searches built on this one)."""
+        return self._mode(mode)
+
+    def hits(
+        self,
+        parsed: ParsedQuery,
+        fused: list[Fused],
+        lists: dict[str, list[ChunkHit]],
+        info: calibration.QueryInfo,
+        how: tuple[str, dict[str, float], tuple[str, ...], bool],
+    ) -> list[Hit]:
+        """Fused documents as hits, as :meth:`search` makes them (search/phrasings.py
+        fuses several phrasings' legs, then finishes here)."""
+        return self._hits(parsed, fused, lists, info, how)
+
     def _hits(
         self,
         parsed: ParsedQuery,

@@ -1,16 +1,15 @@
-"""One search, several phrasings: each variant of a query is searched and the ranked lists
-fused, each document once, with the best evidence any variant found for it.
+"""One search, several phrasings: the caller's (or an LLM's) variants of a query, checked,
+and what a search with them returns.
 
-The lists are fused by reciprocal rank (k=60): variants are different queries, so their
-scores are not on one scale, but a rank is a rank. A document's ``score``, snippet and
-chunk are those of the variant that scored it highest (its best evidence); ``explain``
-lists every variant that found it, with its rank and score there.
+The phrasings are searched as one (search/phrasings.py). :func:`fuse` merges ranked hit
+lists of different queries by reciprocal rank (k=60), each document once with its best
+evidence: enrichment matches (trove/enrich.py) are fused with a search's hits that way.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -77,30 +76,6 @@ def clean(query: str, variants: Sequence[str] | str | None) -> list[str]:
 
 def normalize(text: str) -> str:
     return " ".join(text.casefold().split())
-
-
-def fused_search(
-    search: Callable[..., list[Hit]],
-    query: str,
-    variants: Sequence[Variant],
-    *,
-    limit: int,
-    explain: bool,
-    **options: Any,
-) -> SearchResults:
-    """Search ``query`` and each variant with ``search`` (a plain store search) and fuse."""
-    depth = max(2 * limit, 20)
-    runs = [Variant(query, options.get("mode"), "query"), *variants]
-    lists = []
-    for run in runs:
-        mode = run.mode or options.get("mode")
-        lists.append(
-            search(run.query, **{**options, "mode": mode, "limit": depth, "explain": explain})
-        )
-    fused = fuse(runs, lists, limit=limit, explain=explain)
-    results = SearchResults(fused)
-    results.variants = tuple(v.query for v in variants)
-    return results
 
 
 def fuse(
