@@ -290,8 +290,8 @@ class Store:
         ``since``/``until`` (the timestamp, inclusive), ``metadata`` (a dict of equalities).
         ``explain=True`` adds each retriever's rank and score to every hit; ``expand=N``
         appends the documents linked to the hits (up to N edges away), each marked with
-        ``linked_from``. ``variants`` are other phrasings of the query, each searched and
-        the lists fused (see :mod:`trove.search.variants`); ``expand="llm"`` asks the
+        ``linked_from``. ``variants`` are other phrasings of the query, searched with it in
+        one pass (see :mod:`trove.search.phrasings`); ``expand="llm"`` asks the
         configured LLM for them (cached; on any failure the plain results come back with
         ``degraded`` set). Without ``expand``, the store's ``settings()`` decide.
         ``vector=[...]`` searches by your own query vector instead of ``query`` (every
