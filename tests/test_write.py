@@ -38,3 +38,40 @@ def test_the_last_write_of_an_id_wins(tmp_path: Path) -> None:
         results = kb.writer.write([first, second])
         assert [r.id for r in results] == [first.id, first.id]
         assert kb.get(first.id).text == "two"  # type: ignore[union-attr]
+
+
+def test_a_document_copied_with_changes_equals_dataclasses_replace() -> None:
+    # write._evolve stands in for dataclasses.replace on the bulk path; it is only right
+    # while Document stays a plain dataclass (no __post_init__, no slots).
+    from dataclasses import replace
+
+    from trove.write import _evolve
+
+    assert not hasattr(Document, "__post_init__") and not hasattr(Document, "__slots__")
+    doc = prepare(
+        {"text": "t", "tags": ["a"], "metadata": {"k": 1}, "timestamp": 5, "confidence": 0.5}
+    )
+    changes = {"created_at": "2026-01-01T00:00:00Z", "access_count": 3, "canonical_id": "x"}
+    copied = _evolve(doc, **changes)
+    assert copied == replace(doc, **changes) and copied is not doc
+    assert doc.created_at is None  # the original is untouched
+
+
+def test_items_without_memory_fields_or_lists_prepare_as_before() -> None:
+    # prepare() skips validating what an item does not give; given, it is still checked.
+    plain = prepare({"text": "t"})
+    assert (plain.tags, plain.participants, plain.indexed, plain.confidence) == (
+        (),
+        (),
+        "both",
+        1.0,
+    )
+    assert prepare({"text": "t", "tags": []}) == plain
+    given = prepare({"text": "t", "tags": [" a ", "a", ""], "index": "keyword"})
+    assert (given.tags, given.indexed) == (("a",), "keyword")
+    for bad in ({"tags": 3}, {"tags": [1]}, {"confidence": 2}, {"index": "x"}):
+        try:
+            prepare({"text": "t", **bad})
+        except trove.InvalidInput:
+            continue
+        raise AssertionError(f"{bad} was accepted")
