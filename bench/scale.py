@@ -3,6 +3,7 @@
     python bench/scale.py                              # 10k, 100k, 1M (the 1M point: ~1 h)
     python bench/scale.py --sizes 10000 100000         # quicker
     python bench/scale.py --report                     # only rewrite docs/benchmarks.md
+    python bench/scale.py --sizes 1000000 --cold 4     # cold start, 4 processes' memory
 
 One store grows through the sizes (bench/.cache/scale.db): it is built to 10k chunks and
 measured, grown to 100k and measured, and so on, so the 1M store also costs the time of
@@ -271,6 +272,85 @@ def file_bytes() -> int:
     return sum(os.path.getsize(p) for p in (DB, Path(f"{DB}-wal")) if p.exists())
 
 
+# --- cold start and shared memory (fresh processes) -------------------------------------
+
+BENCH = Path(__file__).resolve().parent
+# A fresh process answering one query: query embedding is a look-up (no model), as in the
+# warm figures, so the time is the store's (the hash embedder's is as small).
+_COLD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import _vectors, trove
+q, i = _vectors.queries("scifact", "test"), int(sys.argv[3])
+embedder = _vectors.CachedEmbedder(q.texts[i : i + 1], q.vectors[i : i + 1], strict=True)
+with trove.open(sys.argv[2], embedder=embedder) as kb:
+    assert kb.search(q.texts[i], mode=sys.argv[4], limit=10)
+"""
+# A serving process: opens the store, warms it, answers 60 queries in each mode, then
+# waits (its memory is read meanwhile).
+_SERVE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import _vectors, trove
+q = _vectors.queries("scifact", "test")
+with trove.open(sys.argv[2], embedder=_vectors.CachedEmbedder(q.texts, q.vectors)) as kb:
+    kb.warm()
+    for mode in ("keyword", "semantic", "hybrid"):
+        for text in q.texts[:60]:
+            kb.search(text, mode=mode, limit=10)
+    print("ready", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def cold(path: Path, repeat: int) -> dict[str, float]:
+    """Median wall seconds of a fresh process answering one keyword or hybrid query, and
+    of ``trove stats``, on the store as a server left it (its index cache in place)."""
+    row: dict[str, float] = {"cold_load_before": os.getloadavg()[0]}
+    for mode in ("keyword", "hybrid"):
+        times = []
+        for r in range(repeat):
+            began = time.perf_counter()
+            subprocess.run([sys.executable, "-c", _COLD, str(BENCH), str(path), str(r), mode])
+            times.append(time.perf_counter() - began)
+        row[f"cold_{mode}_s"] = float(np.median(times))
+    stats = [str(Path(sys.executable).parent / "trove"), "--db", str(path), "stats"]
+    times = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        subprocess.run(stats, check=True, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - began)
+    row["cold_stats_s"] = float(np.median(times))
+    row["cold_load_after"] = os.getloadavg()[0]
+    return row
+
+
+def shared(path: Path, processes: int) -> dict[str, float]:
+    """Total PSS and RSS (MB) of ``processes`` warm processes serving the store at once."""
+    children = []
+    for _ in range(processes):
+        child = subprocess.Popen(
+            [sys.executable, "-c", _SERVE, str(BENCH), str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout is not None
+        if child.stdout.readline().strip() != "ready":
+            raise SystemExit("a serving process failed")
+        children.append(child)
+    pss = rss = 0.0
+    for child in children:
+        for line in Path(f"/proc/{child.pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                pss += int(line.split()[1]) / 1024
+            elif line.startswith("Rss:"):
+                rss += int(line.split()[1]) / 1024
+    for child in children:
+        child.communicate("\n")
+    return {"serving_processes": processes, "pss_total_mb": pss, "rss_total_mb": rss}
+
+
 # --- the realism check ------------------------------------------------------------------
 
 
@@ -299,6 +379,12 @@ def main() -> None:
     parser.add_argument(
         "--remeasure", action="store_true", help="measure the built sizes again (busy machine)"
     )
+    parser.add_argument(
+        "--cold",
+        type=int,
+        metavar="N",
+        help="at the built sizes: cold-start times and the total PSS of N serving processes",
+    )
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     parser.add_argument("--truth", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -326,7 +412,10 @@ def main() -> None:
     print(f"machine: {results['machine']}")
     queries = _vectors.queries("scifact", "test")
     for n in sizes:
-        if args.remeasure:
+        if args.cold:
+            row = results["sizes"][str(n)]
+            row.update({**cold(snapshot(n), 5), **shared(snapshot(n), args.cold)})
+        elif args.remeasure:
             row = results["sizes"][str(n)]
             row.update(_measure(snapshot(n), _truth(n, queries.vectors), n))
         else:

@@ -75,3 +75,21 @@ def test_items_without_memory_fields_or_lists_prepare_as_before() -> None:
         except trove.InvalidInput:
             continue
         raise AssertionError(f"{bad} was accepted")
+
+
+def test_every_vector_of_a_batch_is_checked_against_the_store(tmp_path: Path) -> None:
+    # The dimension is read once a batch (memory/upsert.py); a later item's wrong one is
+    # still refused, before anything of its batch is written.
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.add_many([{"text": "a", "vector": [1.0, 0.0, 0.0]}])
+        good = [{"text": f"t{i}", "vector": [0.0, 1.0, float(i)]} for i in range(3)]
+        for bad in ([1.0, 0.0], [1.0, 0.0, 0.0, 0.0]):
+            try:
+                kb.add_many([*good, {"text": "bad", "vector": bad}, *good])
+            except trove.InvalidInput as exc:
+                assert "dimensions" in str(exc)
+            else:
+                raise AssertionError(f"a {len(bad)}-dimensional vector was accepted")
+        assert kb.stats().documents == 1
+        kb.add_many(good, batch_size=2)  # the dimension read again after each flush
+        assert kb.stats().vectors == 4
