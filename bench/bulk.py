@@ -1,12 +1,15 @@
 """Bulk-write speed of ``Store.add_many`` without an embedder (and with given vectors).
 
     python bench/bulk.py [--docs 20000] [--into 0] [--repeat 3] [--batch 1000] [--profile]
+    python bench/bulk.py --base bench/.cache/scale.db --vectors   # into a built store
 
 Writes ``--docs`` one-chunk documents (~120 words of synthetic text) into a fresh store
-that already holds ``--into`` documents, ``--repeat`` times, and reports the median of
-chunks per wall second and per CPU second (this process), with the load average.
-``--profile`` prints a cProfile of the first run instead of timing it.
-(Writes with precomputed vectors are not measured here yet.)
+that already holds ``--into`` documents (or into a copy of the store ``--base``, with its
+index cache), ``--repeat`` times, and reports the median of chunks per wall second and
+per CPU second (this process), with the load average. ``--vectors``: each document brings
+its own unit vector (``add_many(vector=...)``; 384 dimensions, or the base store's), the
+cost of writing precomputed vectors on top. ``--profile`` prints a cProfile of the first
+run instead of timing it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 import trove
 
@@ -54,9 +59,10 @@ WORDS = [
 ]
 
 
-def items(n: int, seed: int, start: int = 0) -> list[dict[str, Any]]:
+def items(n: int, seed: int, start: int = 0, dimension: int = 0) -> list[dict[str, Any]]:
+    """``n`` documents; with ``dimension``, each with a unit vector of its own."""
     rng = random.Random(seed)
-    return [
+    docs: list[dict[str, Any]] = [
         {
             "text": " ".join(rng.choices(WORDS, k=120)) + f" doc{start + i}",
             "source": "bench",
@@ -64,6 +70,12 @@ def items(n: int, seed: int, start: int = 0) -> list[dict[str, Any]]:
         }
         for i in range(n)
     ]
+    if dimension:
+        vectors = np.random.default_rng(seed).standard_normal((n, dimension), np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        for doc, vector in zip(docs, vectors, strict=True):
+            doc["vector"] = vector
+    return docs
 
 
 def fill(path: Path, n: int) -> None:
@@ -71,6 +83,23 @@ def fill(path: Path, n: int) -> None:
     for start in range(0, n, 20000):
         store.add_many(items(min(20000, n - start), 1, start=10_000_000 + start), batch_size=1000)
     store.close()
+
+
+def copy_store(base: Path, path: Path) -> None:
+    """A copy of the store ``base`` (its write-ahead log checkpointed first) and its index
+    cache."""
+    trove.open(str(base), embedder=None).close()  # the last connection checkpoints
+    shutil.copyfile(base, path)
+    cache = Path(f"{base}.trove-index")
+    if cache.exists():
+        shutil.copytree(cache, Path(f"{path}.trove-index"))
+
+
+def dimension_of(path: Path) -> int:
+    """The vector dimension of the store at ``path`` (384 if it has no vectors yet)."""
+    with trove.open(str(path), embedder=None) as store:
+        lock = store.backend.vector_lock()
+    return lock.dimension if lock is not None else 384
 
 
 def once(path: Path, docs: list[dict[str, Any]], batch: int) -> tuple[float, float]:
@@ -88,16 +117,21 @@ def main() -> None:
     parser.add_argument("--into", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--base", type=Path, help="write into a copy of this store")
+    parser.add_argument("--vectors", action="store_true", help="documents bring vectors")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
-    docs = items(args.docs, 7)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=args.base.parent if args.base else None) as tmp:
         base = Path(tmp) / "base.db"
-        fill(base, args.into)
+        if args.base:
+            copy_store(args.base, base)
+        else:
+            fill(base, args.into)
+        docs = items(args.docs, 7, dimension=dimension_of(base) if args.vectors else 0)
         walls, cpus = [], []
         for r in range(args.repeat):
             path = Path(tmp) / f"run{r}.db"
-            shutil.copy(base, path)
+            copy_store(base, path)
             if args.profile and r == 0:
                 prof = cProfile.Profile()
                 prof.enable()
@@ -109,8 +143,9 @@ def main() -> None:
             walls.append(args.docs / wall)
             cpus.append(args.docs / cpu)
         if walls:
+            into = args.base or args.into
             print(
-                f"docs={args.docs} into={args.into} batch={args.batch} "
+                f"docs={args.docs} into={into} batch={args.batch} vectors={args.vectors} "
                 f"chunks/s wall median {statistics.median(walls):,.0f} "
                 f"cpu median {statistics.median(cpus):,.0f} "
                 f"(runs wall {[round(w) for w in walls]}) load {os.getloadavg()}"

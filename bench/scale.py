@@ -4,6 +4,7 @@
     python bench/scale.py --sizes 10000 100000         # quicker
     python bench/scale.py --report                     # only rewrite docs/benchmarks.md
     python bench/scale.py --backend postgres --sizes 100000   # PostgreSQL (bench/_scale_pg.py)
+    python bench/scale.py --sizes 1000000 --cold 4     # cold start, 4 processes' memory
 
 One store grows through the sizes (bench/.cache/scale.db): it is built to 10k chunks and
 measured, grown to 100k and measured, and so on, so the 1M store also costs the time of
@@ -60,6 +61,7 @@ CACHE = _vectors.CACHE
 DB = CACHE / "scale.db"
 RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"
 BLOCK = 10_000  # documents synthesized (and written) at a time; sizes are multiples
+BATCH = 5_000  # documents a transaction
 SEED = 20261129
 NOISE = 0.025
 NEIGHBOURS = 32
@@ -141,10 +143,11 @@ def built() -> int:
 
 
 def grow(material: Material, target: int) -> dict[str, float]:
-    """Add documents until the store holds ``target``; returns the time spent writing."""
+    """Add documents until the store holds ``target``; returns the time spent writing
+    (wall and this process's CPU: the machine is shared) and making the documents."""
     start = built() // BLOCK * BLOCK
     embedder = _vectors.CachedEmbedder(strict=True)
-    write_s = synth_s = 0.0
+    write_s = synth_s = cpu_s = 0.0
     with trove.open(DB, embedder=embedder) as kb:
         for at in range(start, target, BLOCK):
             began = time.perf_counter()
@@ -153,12 +156,16 @@ def grow(material: Material, target: int) -> dict[str, float]:
                 embedding_text(d["title"], d["text"]): v for d, v in zip(docs, block, strict=True)
             }
             synth_s += time.perf_counter() - began
-            began = time.perf_counter()
-            # Batches of 1,000: one transaction each, the FTS5 merge work amortized.
-            kb.add_many(({"source": "scale", **d} for d in docs), batch_size=1_000)
+            began, cpu = time.perf_counter(), time.process_time()
+            # Batches of 5,000: one transaction each. Each commit flushes a new FTS5
+            # segment (merged later) and rewrites the index pages its random document ids
+            # touched; at 100k chunks, batches of 5,000 spent a third of the commit time
+            # of batches of 1,000 (bench/bulk.py --base).
+            kb.add_many(({"source": "scale", **d} for d in docs), batch_size=BATCH)
             write_s += time.perf_counter() - began
+            cpu_s += time.process_time() - cpu
             print(f"  {at + len(docs):,} documents, {write_s:.0f} s writing", file=sys.stderr)
-    return {"added": target - start, "write_s": write_s, "synth_s": synth_s}
+    return {"added": target - start, "write_s": write_s, "synth_s": synth_s, "cpu_s": cpu_s}
 
 
 def exact_top(path: Path, queries: np.ndarray) -> dict[str, np.ndarray]:
@@ -266,6 +273,85 @@ def file_bytes() -> int:
     return sum(os.path.getsize(p) for p in (DB, Path(f"{DB}-wal")) if p.exists())
 
 
+# --- cold start and shared memory (fresh processes) -------------------------------------
+
+BENCH = Path(__file__).resolve().parent
+# A fresh process answering one query: query embedding is a look-up (no model), as in the
+# warm figures, so the time is the store's (the hash embedder's is as small).
+_COLD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import _vectors, trove
+q, i = _vectors.queries("scifact", "test"), int(sys.argv[3])
+embedder = _vectors.CachedEmbedder(q.texts[i : i + 1], q.vectors[i : i + 1], strict=True)
+with trove.open(sys.argv[2], embedder=embedder) as kb:
+    assert kb.search(q.texts[i], mode=sys.argv[4], limit=10)
+"""
+# A serving process: opens the store, warms it, answers 60 queries in each mode, then
+# waits (its memory is read meanwhile).
+_SERVE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import _vectors, trove
+q = _vectors.queries("scifact", "test")
+with trove.open(sys.argv[2], embedder=_vectors.CachedEmbedder(q.texts, q.vectors)) as kb:
+    kb.warm()
+    for mode in ("keyword", "semantic", "hybrid"):
+        for text in q.texts[:60]:
+            kb.search(text, mode=mode, limit=10)
+    print("ready", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def cold(path: Path, repeat: int) -> dict[str, float]:
+    """Median wall seconds of a fresh process answering one keyword or hybrid query, and
+    of ``trove stats``, on the store as a server left it (its index cache in place)."""
+    row: dict[str, float] = {"cold_load_before": os.getloadavg()[0]}
+    for mode in ("keyword", "hybrid"):
+        times = []
+        for r in range(repeat):
+            began = time.perf_counter()
+            subprocess.run([sys.executable, "-c", _COLD, str(BENCH), str(path), str(r), mode])
+            times.append(time.perf_counter() - began)
+        row[f"cold_{mode}_s"] = float(np.median(times))
+    stats = [str(Path(sys.executable).parent / "trove"), "--db", str(path), "stats"]
+    times = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        subprocess.run(stats, check=True, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - began)
+    row["cold_stats_s"] = float(np.median(times))
+    row["cold_load_after"] = os.getloadavg()[0]
+    return row
+
+
+def shared(path: Path, processes: int) -> dict[str, float]:
+    """Total PSS and RSS (MB) of ``processes`` warm processes serving the store at once."""
+    children = []
+    for _ in range(processes):
+        child = subprocess.Popen(
+            [sys.executable, "-c", _SERVE, str(BENCH), str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout is not None
+        if child.stdout.readline().strip() != "ready":
+            raise SystemExit("a serving process failed")
+        children.append(child)
+    pss = rss = 0.0
+    for child in children:
+        for line in Path(f"/proc/{child.pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                pss += int(line.split()[1]) / 1024
+            elif line.startswith("Rss:"):
+                rss += int(line.split()[1]) / 1024
+    for child in children:
+        child.communicate("\n")
+    return {"serving_processes": processes, "pss_total_mb": pss, "rss_total_mb": rss}
+
+
 # --- the realism check ------------------------------------------------------------------
 
 
@@ -296,6 +382,12 @@ def main() -> None:
     )
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--url", help="postgres: a server to use (default: a pgserver)")
+    parser.add_argument(
+        "--cold",
+        type=int,
+        metavar="N",
+        help="at the built sizes: cold-start times and the total PSS of N serving processes",
+    )
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     parser.add_argument("--truth", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -317,8 +409,11 @@ def main() -> None:
         check(material, args.check)
         return
     if args.fresh:
-        for stale in CACHE.glob("scale*"):
-            stale.unlink()
+        for stale in CACHE.glob("scale*"):  # the stores, their index caches, the truths
+            if stale.is_dir():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
     sizes = sorted(args.sizes)
     if any(n % BLOCK for n in sizes):
         raise SystemExit(f"sizes must be multiples of {BLOCK}")
@@ -327,7 +422,10 @@ def main() -> None:
     print(f"machine: {results['machine']}")
     queries = _vectors.queries("scifact", "test")
     for n in sizes:
-        if args.remeasure:
+        if args.cold:
+            row = results["sizes"][str(n)]
+            row.update({**cold(snapshot(n), 5), **shared(snapshot(n), args.cold)})
+        elif args.remeasure:
             row = results["sizes"][str(n)]
             row.update(_measure(snapshot(n), _truth(n, queries.vectors), n))
         else:
@@ -347,6 +445,9 @@ def main() -> None:
                 "write_s": wrote["write_s"],
                 "docs_per_s": wrote["added"] / wrote["write_s"] if wrote["write_s"] else 0.0,
                 "build_s": previous.get("build_s", 0.0) + wrote["write_s"],
+                "write_cpu_s": wrote["cpu_s"],
+                "synth_s": wrote["synth_s"],
+                "build_load": os.getloadavg()[0],
                 "file_mb": file_bytes() / 2**20,
                 **_measure(snapshot(n), truth, n),
             }

@@ -45,6 +45,9 @@ def _sections(text: str) -> Iterator[tuple[int, int, str]]:
     A heading with no body of its own ("# Title" straight above "## Part") is merged into
     the section that follows, so no chunk is a lone heading.
     """
+    if "#" not in text and "```" not in text and "~~~" not in text:
+        yield 0, len(text), ""  # no heading can start here: one section, no regex scan
+        return
     bounds: list[tuple[int, str]] = [(0, "")]
     stack: list[tuple[int, str]] = []
     in_fence = False

@@ -59,6 +59,10 @@ def write_many(
     results: list[WriteResult | None] = []
     pending: list[tuple[int, Document]] = []
     given: dict[str, np.ndarray] = {}
+    # The first vector of a batch reads the dimension vectors must have, the rest compare
+    # (a read a vector was a third of a bulk write with vectors); read again after each
+    # flush, which may lock a new store to its first vector's dimension.
+    dimension: list[int | None] = []
 
     def flush() -> None:
         done = writer.write([doc for _, doc in pending], given)
@@ -66,12 +70,17 @@ def write_many(
             results[position] = result
         pending.clear()
         given.clear()
+        dimension.clear()
 
     for item in items:
         vector = None
         if isinstance(item, Mapping) and item.get("vector") is not None:
             vector = own_vectors.parse(item["vector"])
-            own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
+            if not dimension:
+                own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
+                dimension.append(len(vector))
+            elif len(vector) != dimension[0]:
+                own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
         if isinstance(item, Mapping) and "vector" in item:
             item = {k: v for k, v in item.items() if k != "vector"}
         resolved = _resolve(writer, item, author_tier, on_conflict)

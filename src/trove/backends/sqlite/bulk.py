@@ -11,6 +11,7 @@ counter moves it on (ids are still never reused, which the index caches rely on)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from trove.backends.base import ChunkRow, DocumentWrite
@@ -37,7 +38,7 @@ def put_many(
             f"INSERT INTO document ({', '.join(columns)}) "
             f"VALUES ({', '.join('?' * len(columns))}) "
             f"ON CONFLICT (id) DO UPDATE SET {updates}",
-            [tuple(v[c] for c in columns) for v in map(row, full)],
+            list(map(itemgetter(*columns), map(row, full))),
         )
     header = [w.doc for w in writes if not w.reindex]
     if header:

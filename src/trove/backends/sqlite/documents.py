@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -13,14 +14,16 @@ from trove.backends.rows import (
     CHUNK_COLUMNS,
     DOC_COLUMNS,
     HEADER_COLUMNS,
+    LIST_COLUMNS,
+    TIME_COLUMNS,
     chunk_values,
-    document_values,
     to_document,
 )
 from trove.backends.sqlite.bulk import put_many
 from trove.backends.sqlite.connection import Connected
 from trove.models import Chunk, Document
 from trove.search.query import cjk_text
+from trove.timeutil import to_epoch
 
 
 class DocumentStorage(Connected):
@@ -148,7 +151,26 @@ class DocumentStorage(Connected):
 
 
 def _row(doc: Document) -> dict[str, Any]:
-    return document_values(doc, _json_list)
+    """:func:`document_values` with SQLite's lists (JSON text), made faster: a bulk write
+    makes one a document. Every field is a column; empty lists and metadata, the usual
+    case, skip the JSON encoder; a batch's documents share their times, parsed once."""
+    values = dict(vars(doc))
+    for column in LIST_COLUMNS:
+        values[column] = _json_list(values[column])
+    metadata = doc.metadata
+    values["metadata"] = (
+        json.dumps(metadata, ensure_ascii=False, sort_keys=True) if metadata else "{}"
+    )
+    for column in TIME_COLUMNS:
+        value = values[column]
+        if value is not None:
+            values[column] = _epoch(value, column)
+    return values
+
+
+@functools.lru_cache(maxsize=4096)
+def _epoch(value: str, column: str) -> float | None:
+    return to_epoch(value, field=column)
 
 
 def _document(columns: Sequence[str], row: Sequence[Any]) -> Document:
@@ -161,4 +183,6 @@ def _read_list(value: str) -> Any:
 
 
 def _json_list(values: Sequence[str]) -> str:
+    if not values:  # most lists are empty: four of them a row
+        return "[]"
     return json.dumps(list(values), ensure_ascii=False)
