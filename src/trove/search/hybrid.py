@@ -103,7 +103,7 @@ class HybridSearch:
         **filters: Any,
     ) -> list[Hit]:
         """One query, one ranking: ``Store.search`` without variants, vectors or links."""
-        mode = self._mode(mode)
+        mode = self.resolve_mode(mode)
         validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
         where = Filters.build(**filters)
         validate.string(query, "query", InvalidQuery)
@@ -125,9 +125,10 @@ class HybridSearch:
         adaptive = self.parts.keyword_weight is None  # a weight the caller set stays fixed
         fused = fuse(lists, weights, method=method, limit=limit, adaptive=adaptive)
         info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts)
-        return self._hits(parsed, fused, lists, info, (method, weights, dropped, explain))
+        return self.hits(parsed, fused, lists, info, (method, weights, dropped, explain))
 
-    def _mode(self, mode: str | None) -> str:
+    def resolve_mode(self, mode: str | None) -> str:
+        """``mode``, or the store's default, checked (search/phrasings.py builds on it)."""
         mode = mode or ("hybrid" if self.parts.has_embedder else "keyword")
         if mode not in MODES:
             known = ", ".join(MODES)
@@ -142,10 +143,6 @@ class HybridSearch:
             raise InvalidQuery(f"{mode} search needs an embedder; {why}")
         return mode
 
-    def resolve_mode(self, mode: str | None) -> str:
-        """``mode``, or the store's default, checked (for searches built on this one)."""
-        return self._mode(mode)
-
     def hits(
         self,
         parsed: ParsedQuery,
@@ -154,19 +151,8 @@ class HybridSearch:
         info: calibration.QueryInfo,
         how: tuple[str, dict[str, float], tuple[str, ...], bool],
     ) -> list[Hit]:
-        """Fused documents as hits, as :meth:`search` makes them (search/phrasings.py
-        fuses several phrasings' legs, then finishes here)."""
-        return self._hits(parsed, fused, lists, info, how)
-
-    def _hits(
-        self,
-        parsed: ParsedQuery,
-        fused: list[Fused],
-        lists: dict[str, list[ChunkHit]],
-        info: calibration.QueryInfo,
-        how: tuple[str, dict[str, float], tuple[str, ...], bool],
-    ) -> list[Hit]:
-        """The fused documents as calibrated hits with snippets (and ``explain``)."""
+        """The fused documents as calibrated hits with snippets (and ``explain``); also
+        how search/phrasings.py finishes the several phrasings' fused legs."""
         method, weights, dropped, explain = how
         backend = self.parts.backend
         model_id = self.parts.vectors.resolve().model_id if "semantic" in lists else None
