@@ -6,13 +6,24 @@ every query term's posting list per hit (far slower than this).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import bisect
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 OPEN, CLOSE, ELLIPSIS = "«", "»", "…"
 WIDTH = 200
 
 # (utf-8 bytes) -> [(start byte, end byte, token), ...], e.g. an apsw FTS5 tokenizer.
 Tokenize = Callable[[bytes], Sequence[tuple[int, int, str]]]
+# (lower-case ASCII words) -> each word's token (what the tokenizer makes of it alone).
+Normalize = Callable[[Collection[str]], Mapping[str, str]]
+# ASCII text as a unicode61 tokenizer (FTS5's, without tokenchars or separators options)
+# sees it: its tokens are the runs of letters and digits, case folded; the rest separates.
+# The last letters of a stem that porter may have written itself (y -> i, a final e, the
+# l of "-biliti" -> "-ble" -> "-bl"): the word need not hold them.
+_REWRITTEN = frozenset("eil")
+_FOLD = bytes(
+    ord(chr(b).lower()) if chr(b).isascii() and chr(b).isalnum() else ord(" ") for b in range(256)
+)
 
 
 def word_intervals(tokenize: Tokenize, text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
@@ -31,6 +42,51 @@ def word_intervals(tokenize: Tokenize, text: str, terms: Iterable[str]) -> list[
         length = len(data[start:end].decode("utf-8", "replace"))
         spans.append((char, char + length))
         char, byte = char + length, end
+    return spans
+
+
+def ascii_word_intervals(
+    normalize: Normalize, texts: Sequence[str], terms: Iterable[str]
+) -> list[list[tuple[int, int]] | None]:
+    """:func:`word_intervals` of each of ``texts`` that is ASCII (None for the others),
+    under the word index's tokenizer (unicode61 and porter), without tokenizing them.
+
+    A word whose stem is a wanted term starts with that term, or, when the term ends in
+    "e", "i" or "l", with all of it but that letter (its first letter at least): porter
+    only cuts a word's ending and rewrites at most its last letter ("happy" -> "happi",
+    "hoping" -> "hope", "possibility" -> "possibl"; tests/search/test_snippet.py checks
+    thousands of words). So only the words that start so are normalized (``normalize``
+    may cache them: a word's token does not depend on its neighbours), found with
+    ``bytes.find`` in the texts folded to lower-case words between spaces, all texts at
+    once. Tokenizing
+    every hit's whole text cost more than the rest of a keyword search (a tuple per
+    token).
+    """
+    starts, parts, at = [], [], 1
+    for text in texts:
+        starts.append(at)
+        folded = text.encode("ascii").translate(_FOLD) if text.isascii() else b""
+        parts.append(folded)
+        at += len(folded) + 1
+    folded = b" " + b" ".join(parts) + b" "  # each text's words between spaces
+    found: dict[int, tuple[int, bytes]] = {}  # start -> (end, word), in ``folded``
+    for term in set(terms):
+        if not term.isascii():  # no ASCII word has a token outside ASCII
+            continue
+        start = term[:-1] if term[-1] in _REWRITTEN and len(term) > 1 else term
+        prefix = b" " + start.encode("ascii")
+        at = folded.find(prefix)
+        while at != -1:
+            end = folded.find(b" ", at + 1)
+            found[at + 1] = (end, folded[at + 1 : end])
+            at = folded.find(prefix, end)
+    tokens = normalize({word.decode("ascii") for _, word in found.values()})
+    wanted = set(terms)
+    spans: list[list[tuple[int, int]] | None] = [[] if t.isascii() else None for t in texts]
+    for begin, (end, word) in sorted(found.items()):
+        if tokens[word.decode("ascii")] in wanted:
+            i = bisect.bisect_right(starts, begin) - 1
+            spans[i].append((begin - starts[i], end - starts[i]))  # type: ignore[union-attr]
     return spans
 
 

@@ -119,7 +119,8 @@ class _Segment:
 
     def postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         """(global rows, counts) of a term."""
-        at = int(np.searchsorted(self.terms, term))
+        # An int32 needle: a Python int makes numpy cast the whole array first (15x slower).
+        at = int(self.terms.searchsorted(np.int32(term)))
         if at == len(self.terms) or self.terms[at] != term:
             return _EMPTY_ROWS, _EMPTY_TF
         begin, end = self.starts[at], self.starts[at + 1]
@@ -156,6 +157,8 @@ class WordIndex:
         self._newest = 0
         self._live = 0
         self._live_tokens = 0.0
+        self._norm_key: tuple[int, int, float] | None = None
+        self._norm_cache = np.zeros(0, dtype=np.float64)
 
     def __len__(self) -> int:
         return self._live
@@ -266,23 +269,39 @@ class WordIndex:
         scores = np.zeros(self._rows, dtype=np.float64)
         if not self._live:
             return scores
-        average = self._live_tokens / self._live
+        norms = self._norms()
+        every_row_alive = self._live == self._rows
         for term in phrases:  # per phrase, as FTS5: a word given twice counts twice
             if term < 0:
                 continue
             parts = [s.postings(term) for s in self._segments]
-            rows = np.concatenate([p[0] for p in parts])
-            alive = self._alive[rows]
-            rows = rows[alive]
+            if len(parts) == 1:
+                rows, tf = parts[0]
+            else:
+                rows = np.concatenate([p[0] for p in parts])
+                tf = np.concatenate([p[1] for p in parts])
+            if not every_row_alive:
+                alive = self._alive[rows]
+                rows, tf = rows[alive], tf[alive]
             if not len(rows):
                 continue
-            tf = np.concatenate([p[1] for p in parts])[alive].astype(np.float64)
             idf = math.log((self._live - len(rows) + 0.5) / (len(rows) + 0.5))
             idf = idf if idf > 0 else IDF_FLOOR
-            norm = K1 * (1 - B + B * self._length[rows] / average)
+            tf = tf.astype(np.float64)
             # fts5_aux.c's order of operations: idf * (tf (k1 + 1) / (tf + norm)).
-            scores[rows] += idf * ((tf * (K1 + 1)) / (tf + norm))
+            scores[rows] += idf * ((tf * (K1 + 1)) / (tf + norms[rows]))
         return scores
+
+    def _norms(self) -> np.ndarray:
+        """BM25's length normalization of every row, ``k1 (1 - b + b len / avg)``: the
+        same per row for every term of every query until the index changes, so computed
+        once per state of the index (elementwise, so the same floats as per posting)."""
+        key = (self._rows, self._live, self._live_tokens)
+        if self._norm_key != key:
+            average = self._live_tokens / self._live
+            self._norm_cache = K1 * (1 - B + B * self._length[: self._rows] / average)
+            self._norm_key = key
+        return self._norm_cache
 
     def _add_segment(self, chunks: Sequence[tuple[int, str]]) -> None:
         lookup = self._vocab.__getitem__  # _Vocab numbers a token on first sight

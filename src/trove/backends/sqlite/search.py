@@ -80,13 +80,43 @@ class KeywordSearch(Connected):
         # query), then filter and collapse them to documents; if the filter leaves too few
         # documents, widen the window and retry.
         window = first_window(limit)
+        allowed: dict[int, tuple[str, Chunk]] = {}
+        checked: set[int] = set()
         while True:
             ranked = ranker(window) if ranker else self._fts_ranked(table, match, window)
-            allowed = allowed_chunks(self.conn, [c for c, _ in ranked], where, params)
-            hits = collapse(ranked, allowed, limit)
+            hits = self._visible_best(ranked, (where, params), limit, allowed, checked)
             if len(hits) >= limit or len(ranked) < window:
                 return hits
             window *= WIDEN
+
+    def _visible_best(
+        self,
+        ranked: list[tuple[int, float]],
+        where: tuple[str, tuple[Any, ...]],
+        limit: int,
+        allowed: dict[int, tuple[str, Chunk]],
+        checked: set[int],
+    ) -> list[ChunkHit]:
+        """The best chunk of each of the first ``limit`` documents with a visible chunk
+        in ``ranked``: what :func:`collapse` gives over the whole list, but the filter is
+        asked about the chunks in rank order, a batch at a time, only until ``limit``
+        documents are found (a search for 10 documents asks about 15 chunks, not 50).
+        ``allowed`` and ``checked`` carry what was asked across a widened window."""
+        step = limit + limit // 2
+        at = 0
+        while True:
+            ask: list[int] = []
+            while at < len(ranked) and len(ask) < step:
+                if ranked[at][0] not in checked:
+                    ask.append(ranked[at][0])
+                at += 1
+            if ask:
+                allowed.update(allowed_chunks(self.conn, ask, *where))
+                checked.update(ask)
+            hits = collapse(ranked[:at], allowed, limit)
+            if len(hits) >= limit or at >= len(ranked):
+                return hits
+            step *= 2
 
     def _fts_ranked(self, table: str, match: str, window: int) -> list[tuple[int, float]]:
         # The time budget: SQLite calls the handler every few thousand steps, and a true

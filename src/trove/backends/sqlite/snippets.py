@@ -3,12 +3,16 @@ the index's own tokenizer) and CJK runs marked."""
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from trove.backends.sqlite.connection import Connected
 from trove.search import snippet
 from trove.search.query import ParsedQuery, has_cjk
+
+# Words whose tokens the snippets keep (about 100 bytes each); then they start afresh.
+_MAX_CACHED_WORDS = 100_000
 
 
 class Snippets(Connected):
@@ -23,12 +27,38 @@ class Snippets(Connected):
         needles = list(query.substrings) + [t for t in raw_terms if has_cjk(t)]
         needles += query.cjk_runs()
         found = {}
-        for cid, (_, text) in self._chunk_texts(chunk_ids).items():
-            spans = snippet.word_intervals(self._tokenize, text, stems) if stems else []
+        texts = {cid: text for cid, (_, text) in self._chunk_texts(chunk_ids).items()}
+        fast = snippet.ascii_word_intervals(self._word_tokens, list(texts.values()), stems)
+        for (cid, text), ascii_spans in zip(texts.items(), fast, strict=True):
+            spans = ascii_spans
+            if spans is None:  # not ASCII: tokenized whole
+                spans = snippet.word_intervals(self._tokenize, text, stems) if stems else []
             if needles:
                 spans += snippet.substring_intervals(text, needles)
             found[cid] = snippet.make(text, spans)
         return found
+
+    def _word_tokens(self, words: Collection[str]) -> Mapping[str, str]:
+        """The index's token of each lower-case ASCII word (its stem), cached."""
+        cache = self._tokens_of_words
+        if len(cache) > _MAX_CACHED_WORDS:  # a fresh dict: a reader of the old one keeps it
+            cache = self._tokens_of_words = {}
+        missing = [w for w in words if w not in cache]
+        if missing:
+            # One call: a space separates tokens, and a run of ASCII letters and digits is
+            # one token.
+            tokens = self._tokenize(" ".join(missing).encode())
+            if len(tokens) == len(missing):
+                cache.update(zip(missing, (t for _, _, t in tokens), strict=True))
+            else:  # not for such words; but a word of several tokens must match none
+                for word in missing:
+                    alone = self._tokenize(word.encode())
+                    cache[word] = alone[0][2] if len(alone) == 1 else ""
+        return cache
+
+    @functools.cached_property
+    def _tokens_of_words(self) -> dict[str, str]:
+        return {}
 
     def _chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         rows = self.conn.execute(

@@ -1,0 +1,67 @@
+"""Keyword search latency on the SciFact store, end to end (snippets, calibration), in one
+warm process: every test query searched once to warm up, then ``--rounds`` timed passes
+over all of them at limit 10; prints the median and p95 of each pass and over all.
+
+    python bench/keyword_latency.py                       # 300 queries x 3 rounds
+    python bench/keyword_latency.py --profile 20          # cProfile, top 20 by cumulative time
+
+Uses the quality benchmark's store (bench/.cache/scifact-default.db, bench/quality.py
+builds it). Quote the load (``uptime``) with the figures: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import time
+from pathlib import Path
+
+import _data
+import trove
+
+STORE = Path(__file__).resolve().parent / ".cache" / "scifact-default.db"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", default="keyword")
+    parser.add_argument("--limit", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", type=int, default=0, help="print the top N functions")
+    parser.add_argument("--store", type=Path, default=STORE)
+    args = parser.parse_args()
+    queries = list(_data.queries("scifact", "test").values())
+    with trove.open(args.store) as kb:
+        for text in queries:
+            kb.search(text, mode=args.mode, limit=args.limit)
+        if args.profile:
+            profile = cProfile.Profile()
+            profile.enable()
+            for text in queries:
+                kb.search(text, mode=args.mode, limit=args.limit)
+            profile.disable()
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(args.profile)
+            return
+        everything = []
+        for round_ in range(args.rounds):
+            latencies = []
+            for text in queries:
+                started = time.perf_counter()
+                kb.search(text, mode=args.mode, limit=args.limit)
+                latencies.append((time.perf_counter() - started) * 1000)
+            everything += latencies
+            print(
+                f"round {round_ + 1}: p50 {_data.median(latencies):.2f} ms  "
+                f"p95 {_data.percentile(latencies, 0.95):.2f} ms"
+            )
+    print(
+        f"{args.mode} limit {args.limit}, {len(queries)} queries x {args.rounds}: "
+        f"p50 {_data.median(everything):.2f} ms  p95 {_data.percentile(everything, 0.95):.2f} ms"
+        f"  (load {os.getloadavg()[0]:.2f})"
+    )
+
+
+if __name__ == "__main__":
+    main()
