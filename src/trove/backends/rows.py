@@ -4,6 +4,7 @@ backend says how it stores a list (SQLite: JSON text; PostgreSQL: a ``text[]``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -46,9 +47,20 @@ def to_document(
         values[column] = tuple(read_list(values[column]))
     values["metadata"] = json.loads(values["metadata"])
     for column in TIME_COLUMNS:
-        values[column] = to_iso(values[column])
+        values[column] = _iso(values[column])
     values.setdefault("text", "")
-    return Document(**values)
+    if values.keys() != _FIELDS:
+        return Document(**values)
+    # Every field given: the instance's attributes set at once, not one __setattr__ each
+    # (a frozen dataclass of 33 fields; a search maps every hit's row).
+    doc = object.__new__(Document)
+    doc.__dict__.update(values)
+    return doc
+
+
+_FIELDS = frozenset(DOCUMENT_FIELDS)
+# The same few epoch values recur (a document read again, one write's stamps).
+_iso = functools.lru_cache(maxsize=65_536)(to_iso)
 
 
 # The columns every chunk row has, in the order of :func:`chunk_values`.

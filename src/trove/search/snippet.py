@@ -65,7 +65,7 @@ def ascii_word_intervals(
     starts, parts, at = [], [], 1
     for text in texts:
         starts.append(at)
-        folded = text.encode("ascii").translate(_FOLD) if text.isascii() else b""
+        folded = fold_ascii(text) if text.isascii() else b""
         parts.append(folded)
         at += len(folded) + 1
     folded = b" " + b" ".join(parts) + b" "  # each text's words between spaces
@@ -88,6 +88,13 @@ def ascii_word_intervals(
             i = bisect.bisect_right(starts, begin) - 1
             spans[i].append((begin - starts[i], end - starts[i]))  # type: ignore[union-attr]
     return spans
+
+
+def fold_ascii(text: str) -> bytes:
+    """ASCII ``text`` as its words, lower-cased, with a space for every other character
+    (same length): ``b" " + word`` in ``b" " + fold_ascii(text)`` says whether a word of
+    the text starts with ``word`` (letters and digits)."""
+    return text.encode("ascii").translate(_FOLD)
 
 
 def substring_intervals(text: str, needles: Iterable[str]) -> list[tuple[int, int]]:
