@@ -60,7 +60,7 @@ def to_document(
 
 _FIELDS = frozenset(DOCUMENT_FIELDS)
 # The same few epoch values recur (a document read again, one write's stamps).
-_iso = functools.lru_cache(maxsize=65_536)(to_iso)
+_iso = functools.lru_cache(maxsize=16_384)(to_iso)
 
 
 # The columns every chunk row has, in the order of :func:`chunk_values`.
