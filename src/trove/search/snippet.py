@@ -69,7 +69,7 @@ def ascii_word_intervals(
         parts.append(folded)
         at += len(folded) + 1
     folded = b" " + b" ".join(parts) + b" "  # each text's words between spaces
-    found: dict[int, tuple[int, bytes]] = {}  # start -> (end, word), in ``folded``
+    found: dict[int, bytes] = {}  # start in ``folded`` -> the word there
     for term in set(terms):
         if not term.isascii():  # no ASCII word has a token outside ASCII
             continue
@@ -78,15 +78,17 @@ def ascii_word_intervals(
         at = folded.find(prefix)
         while at != -1:
             end = folded.find(b" ", at + 1)
-            found[at + 1] = (end, folded[at + 1 : end])
+            found[at + 1] = folded[at + 1 : end]
             at = folded.find(prefix, end)
-    tokens = normalize({word.decode("ascii") for _, word in found.values()})
+    names = {word: word.decode("ascii") for word in set(found.values())}
+    tokens = normalize(set(names.values()))
     wanted = set(terms)
+    keep = {word for word, name in names.items() if tokens[name] in wanted}
     spans: list[list[tuple[int, int]] | None] = [[] if t.isascii() else None for t in texts]
-    for begin, (end, word) in sorted(found.items()):
-        if tokens[word.decode("ascii")] in wanted:
-            i = bisect.bisect_right(starts, begin) - 1
-            spans[i].append((begin - starts[i], end - starts[i]))  # type: ignore[union-attr]
+    for begin in sorted(at for at, word in found.items() if word in keep):
+        i = bisect.bisect_right(starts, begin) - 1
+        end = begin + len(found[begin])
+        spans[i].append((begin - starts[i], end - starts[i]))  # type: ignore[union-attr]
     return spans
 
 
