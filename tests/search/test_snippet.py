@@ -71,6 +71,10 @@ def test_ascii_spans_are_the_tokenizers(tokenize) -> None:
     rnd = random.Random(3)
     vocabulary = words(400)
     separators = [" ", "  ", "-", ", ", ".\n", "(", ") ", "/", "'", "_", "\t", "\x00", ""]
+    # Outside ASCII: separators (dash, degree, plus-minus, no-break space, a symbol newer
+    # than SQLite's tables) and letters or marks that join or split words.
+    separators += ["\u2013", " \u00b0C ", "\u00b1", "\u00a0", "\u058d"]
+    joiners = ["\u03b1", "\u00e9", "\u0301", "\u4e2d"]
     cache: dict[str, str] = {}
 
     def normalize(found):
@@ -78,23 +82,31 @@ def test_ascii_spans_are_the_tokenizers(tokenize) -> None:
             cache.setdefault(word, stem_of(tokenize, word))
         return cache
 
+    def separates(char: str) -> bool:
+        return [t for _, _, t in tokenize(f"a{char}b".encode())] == ["a", "b"]
+
     for _ in range(300):
         texts = []
         for _ in range(rnd.randint(1, 4)):
+            between = separators + (joiners if rnd.random() < 0.3 else [])
             parts = []
             for _ in range(rnd.randint(0, 40)):
                 word = rnd.choice(vocabulary)
                 parts.append(word.upper() if rnd.random() < 0.1 else word.capitalize())
-                parts.append(rnd.choice(separators))
+                parts.append(rnd.choice(between))
             texts.append("".join(parts))
         query = [stem_of(tokenize, w) for w in rnd.sample(vocabulary, rnd.randint(1, 6))]
-        fast = snippet.ascii_word_intervals(normalize, texts, query)
+        fast = snippet.ascii_word_intervals(normalize, texts, query, separates)
         for text, spans in zip(texts, fast, strict=True):
-            assert spans == snippet.word_intervals(tokenize, text, query), text
+            if spans is not None:
+                assert spans == snippet.word_intervals(tokenize, text, query), text
+            else:  # a letter or mark outside ASCII: left to the tokenizer
+                assert any(not c.isascii() and not separates(c) for c in text), text
 
 
-def test_text_that_is_not_ascii_is_left_to_the_tokenizer() -> None:
+def test_text_with_words_outside_ascii_is_left_to_the_tokenizer() -> None:
+    texts = ["café cell", "cell, cells", "cell \u2013 cell"]
     found = snippet.ascii_word_intervals(
-        lambda ws: {w: w for w in ws}, ["café cell", "cell, cells"], ["cell", "café"]
+        lambda ws: {w: w for w in ws}, texts, ["cell", "café"], lambda c: c == "\u2013"
     )
-    assert found == [None, [(0, 4)]]
+    assert found == [None, [(0, 4)], [(0, 4), (7, 11)]]

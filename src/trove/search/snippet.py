@@ -7,6 +7,7 @@ every query term's posting list per hit (far slower than this).
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 OPEN, CLOSE, ELLIPSIS = "«", "»", "…"
@@ -18,6 +19,7 @@ Tokenize = Callable[[bytes], Sequence[tuple[int, int, str]]]
 Normalize = Callable[[Collection[str]], Mapping[str, str]]
 # ASCII text as a unicode61 tokenizer (FTS5's, without tokenchars or separators options)
 # sees it: its tokens are the runs of letters and digits, case folded; the rest separates.
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # The last letters of a stem that porter may have written itself (y -> i, a final e, the
 # l of "-biliti" -> "-ble" -> "-bl"): the word need not hold them.
 _REWRITTEN = frozenset("eil")
@@ -46,10 +48,16 @@ def word_intervals(tokenize: Tokenize, text: str, terms: Iterable[str]) -> list[
 
 
 def ascii_word_intervals(
-    normalize: Normalize, texts: Sequence[str], terms: Iterable[str]
+    normalize: Normalize,
+    texts: Sequence[str],
+    terms: Iterable[str],
+    separates: Callable[[str], bool] | None = None,
 ) -> list[list[tuple[int, int]] | None]:
-    """:func:`word_intervals` of each of ``texts`` that is ASCII (None for the others),
-    under the word index's tokenizer (unicode61 and porter), without tokenizing them.
+    """:func:`word_intervals` of each of ``texts`` whose words are ASCII (None for the
+    others), under the word index's tokenizer (unicode61 and porter), without tokenizing
+    them. A text's words are ASCII when it is, or when ``separates`` (whether the
+    tokenizer reads a character as a separator) says so of each of its other characters
+    (a dash, a degree sign: they stand for spaces).
 
     A word whose stem is a wanted term starts with that term, or, when the term ends in
     "e", "i" or "l", with all of it but that letter (its first letter at least): porter
@@ -58,14 +66,15 @@ def ascii_word_intervals(
     thousands of words). So only the words that start so are normalized (``normalize``
     may cache them: a word's token does not depend on its neighbours), found with
     ``bytes.find`` in the texts folded to lower-case words between spaces, all texts at
-    once. Tokenizing
-    every hit's whole text cost more than the rest of a keyword search (a tuple per
-    token).
+    once. Tokenizing every hit's whole text cost more than the rest of a keyword search
+    (a tuple per token).
     """
     starts, parts, at = [], [], 1
-    for text in texts:
+    plain = [_ascii_words(text, separates) for text in texts]
+    for text, ok in zip(texts, plain, strict=True):
         starts.append(at)
-        folded = fold_ascii(text) if text.isascii() else b""
+        # A character outside ASCII becomes one "?" (so offsets stay), then a space.
+        folded = text.encode("ascii", "replace").translate(_FOLD) if ok else b""
         parts.append(folded)
         at += len(folded) + 1
     folded = b" " + b" ".join(parts) + b" "  # each text's words between spaces
@@ -84,12 +93,19 @@ def ascii_word_intervals(
     tokens = normalize(set(names.values()))
     wanted = set(terms)
     keep = {word for word, name in names.items() if tokens[name] in wanted}
-    spans: list[list[tuple[int, int]] | None] = [[] if t.isascii() else None for t in texts]
+    spans: list[list[tuple[int, int]] | None] = [[] if ok else None for ok in plain]
     for begin in sorted(at for at, word in found.items() if word in keep):
         i = bisect.bisect_right(starts, begin) - 1
         end = begin + len(found[begin])
         spans[i].append((begin - starts[i], end - starts[i]))  # type: ignore[union-attr]
     return spans
+
+
+def _ascii_words(text: str, separates: Callable[[str], bool] | None) -> bool:
+    """Whether every word of ``text`` is ASCII and every other character separates."""
+    if text.isascii():
+        return True
+    return separates is not None and all(map(separates, set(_NON_ASCII.findall(text))))
 
 
 def fold_ascii(text: str) -> bytes:

@@ -28,7 +28,9 @@ class Snippets(Connected):
         needles += query.cjk_runs()
         found = {}
         texts = {cid: text for cid, (_, text) in self._chunk_texts(chunk_ids).items()}
-        fast = snippet.ascii_word_intervals(self._word_tokens, list(texts.values()), stems)
+        fast = snippet.ascii_word_intervals(
+            self._word_tokens, list(texts.values()), stems, self._separates
+        )
         for (cid, text), ascii_spans in zip(texts.items(), fast, strict=True):
             spans = ascii_spans
             if spans is None:  # not ASCII: tokenized whole
@@ -58,6 +60,20 @@ class Snippets(Connected):
 
     @functools.cached_property
     def _tokens_of_words(self) -> dict[str, str]:
+        return {}
+
+    def _separates(self, char: str) -> bool:
+        """Whether the index's tokenizer reads ``char`` (outside ASCII) as a separator,
+        asked of the tokenizer itself once per character (its Unicode tables are not
+        Python's: a symbol new to Python may be a letter to it)."""
+        known = self._separators.get(char)
+        if known is None:
+            tokens = [t for _, _, t in self._tokenize(f"a{char}b".encode())]
+            known = self._separators[char] = tokens == ["a", "b"]
+        return known
+
+    @functools.cached_property
+    def _separators(self) -> dict[str, bool]:
         return {}
 
     def _chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
