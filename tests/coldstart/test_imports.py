@@ -9,11 +9,30 @@ from pathlib import Path
 import pytest
 
 _HEAVY = ("numpy", "apsw", "rich.progress", "trove.store", "trove.tools.evaluate")
+# What `trove --help` must not import: each costs a one-shot command milliseconds that
+# python bench/coldstart.py shows (rich alone about as much as the rest of --help).
+_NOT_FOR_HELP = (
+    "numpy",
+    "apsw",
+    "rich",
+    "trove.store",
+    "trove.models",
+    "trove.tools.evaluate",
+    "trove.check",
+    "trove.live",
+    "trove.probe",
+    "trove.originals",
+    "trove.interfaces.config",
+    "trove.ingest.files",
+    "trove.ingest.watch",
+    "trove.search.calibration",
+    "tempfile",
+)
 
 
-def _loaded(code: str) -> set[str]:
-    """Modules among the heavy ones that a fresh interpreter has after ``code``."""
-    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {_HEAVY!r} if m in sys.modules))"
+def _loaded(code: str, names: tuple[str, ...] = _HEAVY) -> set[str]:
+    """Modules among ``names`` that a fresh interpreter has after ``code``."""
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {names!r} if m in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", probe], check=True, capture_output=True, text=True
     ).stdout
@@ -31,6 +50,83 @@ def test_cli_help_does_not_load_numpy_or_the_store() -> None:
         "assert CliRunner().invoke(cli, ['--help']).exit_code == 0"
     )
     assert not _loaded(code) & {"numpy", "trove.store"}  # apsw alone costs ~2 ms
+
+
+def _command(*argv: str) -> str:
+    """``trove ARGV`` run as the console script runs it, its output to /dev/null."""
+    return (
+        "import contextlib, io, sys\n"
+        "from trove.interfaces.cli import main\n"
+        f"sys.argv = ['trove', *{list(argv)!r}]\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main()"
+    )
+
+
+def test_trove_help_loads_neither_rich_nor_the_library() -> None:
+    assert _loaded(_command("--help"), _NOT_FOR_HELP) == set()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    import trove
+
+    path = tmp_path_factory.mktemp("coldstart") / "kb.db"
+    with trove.open(path, embedder="hash:16") as kb:
+        kb.add("alpha beta gamma", source="notes", source_id="a")
+    return str(path)
+
+
+def test_trove_stats_draws_no_rich_and_skips_the_sqlite_vec_package(store: str) -> None:
+    # sqlite_vec's __init__ imports numpy; trove loads its extension file without it.
+    assert _loaded(_command("--db", store, "stats"), ("rich", "sqlite_vec")) == set()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="trove.store imports trove.write, trove.expansion, trove.embedders.vectorizer, "
+    "trove.memory.* and trove.search.phrasings/vectors, which import numpy at the top",
+)
+def test_trove_stats_does_not_load_numpy(store: str) -> None:
+    assert _loaded(_command("--db", store, "stats"), ("numpy",)) == set()
+
+
+def test_trove_stats_prints_aligned_plain_lines(store: str) -> None:
+    from click.testing import CliRunner
+
+    from trove.interfaces.cli import cli
+
+    result = CliRunner().invoke(cli, ["--db", store, "stats"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1] == "documents               1"
+    assert lines[-1] == "by_namespace            default: 1"
+    # One column of values, after the longest key ("chunks without vectors") and two spaces.
+    assert all(line[22:24] == "  " and line[24] != " " for line in lines)
+
+
+def test_defaults_the_cli_spells_out_are_the_librarys() -> None:
+    """The CLI writes a few library defaults out so that --help loads none of their
+    modules; they must not drift apart."""
+    from trove.ingest.files import DEFAULT_MAX_BYTES
+    from trove.ingest.watch import DEFAULT_DEBOUNCE_MS
+    from trove.interfaces.cli import commands, eval, ingest
+    from trove.models import MODES
+    from trove.search.calibration import FLOOR
+
+    assert commands.FLOOR == FLOOR
+    assert ingest.DEFAULT_MAX_BYTES == DEFAULT_MAX_BYTES
+    assert ingest.DEFAULT_DEBOUNCE_MS == DEFAULT_DEBOUNCE_MS
+    modes = next(p for p in eval.eval_command.params if p.name == "modes")
+    assert modes.default == ",".join(MODES)
+
+
+def test_the_sqlite_vec_extension_is_the_packages_own() -> None:
+    import sqlite_vec
+
+    from trove.backends.sqlite.vectors import loadable_path
+
+    assert loadable_path() == sqlite_vec.loadable_path()
 
 
 @pytest.mark.parametrize("name", ["Store", "Hit", "evaluate", "evaluate_pairs", "WriteResult"])
