@@ -4,6 +4,10 @@
     python bench/coldstart.py --sizes 10000 100000 --repeat 5
     python bench/coldstart.py --report            # only rewrite docs/benchmarks.md
     python bench/coldstart.py --commands stats_s help_s --repeat 9   # some commands only
+    python bench/coldstart.py --store bench/.cache/scale-copy.db       # an existing store
+
+With another environment's python (``/work/main/.venv/bin/python bench/coldstart.py``)
+the commands run from that environment: an A/B on the same stores, back to back.
 
 A CLI command, an MCP stdio server per agent session, a cron job: each is a new process,
 so what counts is the wall time from exec to answer. Each figure here is the median of
@@ -17,7 +21,9 @@ sentences each, embedded by the ``hash:384`` embedder so that no model costs tim
 built with ``add_many`` and the build's rate is reported (``--rebuild`` builds it again).
 Queries are SciFact test claims, a different one each run.
 
-The machine is shared: the load average (``os.getloadavg``) is recorded with each row.
+The machine is shared: the load average (``os.getloadavg``) is recorded with each row,
+and beside each wall-time median the median CPU time (user + system) of the same runs
+(``*_cpu_s``), which grows less than wall time when other processes compete for the cores.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -93,9 +100,18 @@ def build(path: Path, n: int) -> dict[str, float]:
 
 
 def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
+    return timed_cpu(argv, env)[0]
+
+
+def timed_cpu(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of one run of ``argv``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
-    return time.perf_counter() - began
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
 
 
 def commands(path: Path, query: str) -> dict[str, list[str]]:
@@ -140,9 +156,22 @@ def measure(path: Path, repeat: int, skip: tuple[str, ...] = ()) -> dict[str, fl
     for r in range(repeat):
         for name, argv in commands(path, queries[r % len(queries)]).items():
             if name not in skip:
-                runs.setdefault(name, []).append(timed(argv))
+                wall, cpu = timed_cpu(argv)
+                runs.setdefault(name, []).append(wall)
+                runs.setdefault(name.removesuffix("_s") + "_cpu_s", []).append(cpu)
     row = {name: statistics.median(values) for name, values in runs.items()}
     return {**row, "load_before": load_before, "load_after": os.getloadavg()[0]}
+
+
+def chunks(path: Path) -> int:
+    """How many chunks an existing store holds (its stats, read by this environment's trove)."""
+    out = subprocess.run(
+        [str(_BIN / "trove"), "--db", str(path), "stats", "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return int(json.loads(out)["chunks"])
 
 
 def cache_dir(path: Path) -> Path:
@@ -193,6 +222,12 @@ def main() -> None:
     parser.add_argument(
         "--commands", nargs="+", metavar="NAME", help="only these (e.g. stats_s keyword_s)"
     )
+    parser.add_argument(
+        "--store",
+        type=Path,
+        help="measure this existing store instead of coldstart-N.db (use a copy: its index "
+        "cache folder is deleted first)",
+    )
     parser.add_argument("--report", action="store_true", help="only rewrite the docs")
     args = parser.parse_args()
     if args.report:
@@ -200,10 +235,14 @@ def main() -> None:
         return
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
     CACHE.mkdir(exist_ok=True)
-    for n in args.sizes:
-        path = CACHE / f"coldstart-{n}.db"
-        row: dict[str, object] = {"chunks": n, "label": args.label}
-        if args.rebuild or not path.exists():
+    stores = (
+        [(args.store, 0)] if args.store else [(CACHE / f"coldstart-{n}.db", n) for n in args.sizes]
+    )
+    for path, n in stores:
+        row: dict[str, object] = {"chunks": n or chunks(path), "label": args.label}
+        if args.store:
+            row["store"] = path.name
+        elif args.rebuild or not path.exists():
             row.update(build(path, n))
         if cache_dir(path).exists():
             shutil.rmtree(cache_dir(path))
