@@ -7,7 +7,9 @@
     python bench/coldstart.py --store bench/.cache/scale-copy.db       # an existing store
 
 With another environment's python (``/work/main/.venv/bin/python bench/coldstart.py``)
-the commands run from that environment: an A/B on the same stores, back to back.
+the commands run from that environment. ``--baseline OTHER/bin/python`` measures both
+environments in one run, alternating command by command, so that a load that changes
+during the run weighs on both alike: an A/B on a shared machine.
 
 A CLI command, an MCP stdio server per agent session, a cron job: each is a new process,
 so what counts is the wall time from exec to answer. Each figure here is the median of
@@ -114,8 +116,8 @@ def timed_cpu(argv: list[str], env: dict[str, str] | None = None) -> tuple[float
     return wall, cpu
 
 
-def commands(path: Path, query: str) -> dict[str, list[str]]:
-    python, cli = str(_BIN / "python"), str(_BIN / "trove")
+def commands(path: Path, query: str, bin: Path = _BIN) -> dict[str, list[str]]:
+    python, cli = str(bin / "python"), str(bin / "trove")
     search = [cli, "--db", str(path), "search", query, "--limit", "10", "--mode"]
     return {
         "import_s": [python, "-c", "import trove"],
@@ -149,18 +151,25 @@ with trove.open(sys.argv[1]) as kb:
 """
 
 
-def measure(path: Path, repeat: int, skip: tuple[str, ...] = ()) -> dict[str, float]:
+def measure(
+    path: Path, repeat: int, skip: tuple[str, ...] = (), bins: tuple[Path, ...] = (_BIN,)
+) -> list[dict[str, float]]:
+    """Median wall and CPU seconds of each command, one row per environment in ``bins``;
+    the environments take turns command by command."""
     queries = list(_data.queries("scifact", "test").values())
-    runs: dict[str, list[float]] = {}
+    runs: list[dict[str, list[float]]] = [{} for _ in bins]
     load_before = os.getloadavg()[0]
     for r in range(repeat):
-        for name, argv in commands(path, queries[r % len(queries)]).items():
-            if name not in skip:
-                wall, cpu = timed_cpu(argv)
-                runs.setdefault(name, []).append(wall)
-                runs.setdefault(name.removesuffix("_s") + "_cpu_s", []).append(cpu)
-    row = {name: statistics.median(values) for name, values in runs.items()}
-    return {**row, "load_before": load_before, "load_after": os.getloadavg()[0]}
+        for name in commands(path, ""):
+            if name in skip:
+                continue
+            turns = list(zip(bins, runs, strict=True))
+            for bin, into in turns if r % 2 == 0 else reversed(turns):  # who goes first: each
+                wall, cpu = timed_cpu(commands(path, queries[r % len(queries)], bin)[name])
+                into.setdefault(name, []).append(wall)
+                into.setdefault(name.removesuffix("_s") + "_cpu_s", []).append(cpu)
+    load = {"load_before": load_before, "load_after": os.getloadavg()[0]}
+    return [{**{k: statistics.median(v) for k, v in one.items()}, **load} for one in runs]
 
 
 def chunks(path: Path) -> int:
@@ -228,6 +237,13 @@ def main() -> None:
         help="measure this existing store instead of coldstart-N.db (use a copy: its index "
         "cache folder is deleted first)",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="PYTHON",
+        help="also run each command from this environment (another checkout's venv python), "
+        "alternating with this one",
+    )
+    parser.add_argument("--baseline-label", default="baseline", help="its rows' name")
     parser.add_argument("--report", action="store_true", help="only rewrite the docs")
     args = parser.parse_args()
     if args.report:
@@ -248,11 +264,17 @@ def main() -> None:
             shutil.rmtree(cache_dir(path))
         every = commands(path, "")
         skip = tuple(c for c in every if args.commands and c not in args.commands)
-        row.update(measure(path, args.repeat, skip))
+        bins = (Path(args.baseline).parent, _BIN) if args.baseline else (_BIN,)
+        *before, after = measure(path, args.repeat, skip, bins)
+        row.update(after)
+        if before:
+            base = {**row, **before[0], "label": args.baseline_label, "python": args.baseline}
+            results["runs"].append(base)
+            print(json.dumps(base))
         if args.cached:  # a store that a server or `Store.warm()` has opened before
             warm = [str(_BIN / "python"), "-c", f"import trove; trove.open({str(path)!r}).warm()"]
             row["warm_s"] = timed(warm)
-            cached = measure(path, args.repeat, skip=("import_s", "help_s", "sqlite_vec_s"))
+            cached = measure(path, args.repeat, skip=("import_s", "help_s", "sqlite_vec_s"))[0]
             row.update({f"cached_{k}": v for k, v in cached.items()})
         if args.shared:
             row.update(shared(path, args.shared))
