@@ -52,6 +52,11 @@ EMBEDDER = "hash:384"
 SEED = 20261201
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _BIN = Path(sys.executable).parent
+# A user's python caches compiled modules in __pycache__. With PYTHONDONTWRITEBYTECODE set
+# (some shells and CI set it) every run would compile trove's sources again (about a third
+# of `trove stats`), and an A/B against a checkout whose caches exist would be unfair: the
+# commands run without it.
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 # A bare process answering one exact k-NN with sqlite-vec (no trove): the floor to beat.
 _SQLITE_VEC = """
@@ -109,7 +114,7 @@ def timed_cpu(argv: list[str], env: dict[str, str] | None = None) -> tuple[float
     """Wall seconds and CPU seconds (user + system) of one run of ``argv``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env or _ENV)
     wall = time.perf_counter() - began
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
