@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
+import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -90,6 +93,58 @@ def test_trove_stats_builds_no_index_cache(store: str) -> None:
         shutil.rmtree(cache)
     subprocess.run([sys.executable, "-c", _command("--db", store, "stats")], check=True)
     assert not cache.exists()
+
+
+# re spends milliseconds compiling a character class that spans many code points (it builds
+# a table for it): `[\u0080-\U0010ffff]` or the CJK blocks cost 2-10 ms each. Such patterns
+# are compiled where first used, not when a one-shot command imports their module.
+_WIDE_CLASS = 1_000
+# re's pattern parser: re._parser since Python 3.11, sre_parse before.
+_sre_parse = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
+
+
+def _class_span(node: object) -> Iterator[int]:
+    """The code points each range of a parsed pattern's character classes spans."""
+    if isinstance(node, tuple) and len(node) == 2 and str(node[0]).startswith("RANGE"):
+        yield node[1][1] - node[1][0] + 1
+    elif isinstance(node, (tuple, list, _sre_parse.SubPattern)):
+        for item in node:
+            yield from _class_span(item)
+
+
+def _wide_patterns_compiled(code: str) -> list[str]:
+    """The patterns with wide character classes that ``re.compile`` is given while a fresh
+    interpreter runs ``code``."""
+    probe = (
+        "import json, re\n"
+        "given, compile = [], re.compile\n"
+        "def recording(pattern, flags=0):\n"
+        "    given.append((pattern, int(flags)))\n"
+        "    return compile(pattern, flags)\n"
+        "re.compile = recording\n"
+        f"{code}\n"
+        "re.compile = compile\n"
+        "print(json.dumps([(p, f) for p, f in given if isinstance(p, str)]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True
+    ).stdout
+    given = json.loads(out.splitlines()[-1])
+    return [p for p, f in given if sum(_class_span(_sre_parse.parse(p, f))) >= _WIDE_CLASS]
+
+
+def test_the_probe_sees_a_wide_class() -> None:
+    code = "import re\nre.compile(r'[\\u4e00-\\u9fff]+'); re.compile('[a-z]+')"
+    assert _wide_patterns_compiled(code) == [r"[\u4e00-\u9fff]+"]
+
+
+def test_importing_the_query_module_compiles_no_wide_class() -> None:
+    code = "import trove.search.query, trove.search.budget"
+    assert _wide_patterns_compiled(code) == []
+
+
+def test_trove_stats_compiles_no_wide_class(store: str) -> None:
+    assert _wide_patterns_compiled(_command("--db", store, "stats")) == []
 
 
 @pytest.mark.xfail(
