@@ -37,6 +37,7 @@ def section(results: dict[str, Any]) -> str:
         f"counted in each)." + _served(r)
         for r in shared
     )
+    cpu = _cpu_table(runs)
     builds = "\n".join(
         f"- {r['label']}: built {r['chunks']:,} documents with `add_many` (hash:384 embedding "
         f"included) at {r['build_docs_per_s']:,.0f} documents/s."
@@ -61,7 +62,7 @@ Required on a quiet machine: `import trove` ≤ 0.1 s, `trove --help` ≤ 0.15 s
 ≤ 0.3 s and hybrid ≤ 0.8 s at 100k chunks, `trove stats` ≤ 0.1 s at 1M.
 
 {chr(10).join(rows)}
-
+{cpu}
 {memory}
 
 {builds}
@@ -79,6 +80,27 @@ def _served(run: dict[str, Any]) -> str:
         f"{run['serve_warm_semantic_p50_ms']:.1f} ms, hybrid "
         f"{run['serve_warm_hybrid_p50_ms']:.1f} ms (55 SciFact claims, alone on the store)."
     )
+
+
+def _cpu_table(runs: list[dict[str, Any]]) -> str:
+    """The runs that also recorded CPU time (user + system), which a busy machine inflates
+    less than wall time: the figure to compare where the load was high."""
+    timed = [r for r in runs if "help_cpu_s" in r]
+    if not timed:
+        return ""
+    keys = [(k.removesuffix("_s") + "_cpu_s", title) for k, title in COLUMNS[:6]]
+    lines = [
+        "",
+        "CPU time (user + system) of the same runs, median, where recorded:",
+        "",
+        "| run | chunks | load | " + " | ".join(title for _, title in keys) + " |",
+        "|" + "---|" * (len(keys) + 3),
+    ]
+    for run in timed:
+        load = f"{run['load_before']:.1f}–{run['load_after']:.1f}"
+        cells = " | ".join(_seconds(run.get(key)) for key, _ in keys)
+        lines.append(f"| {run.get('label', '')} | {run['chunks']:,} | {load} | {cells} |")
+    return "\n".join(lines) + "\n"
 
 
 def _seconds(value: float | None) -> str:

@@ -4,6 +4,12 @@
     python bench/coldstart.py --sizes 10000 100000 --repeat 5
     python bench/coldstart.py --report            # only rewrite docs/benchmarks.md
     python bench/coldstart.py --commands stats_s help_s --repeat 9   # some commands only
+    python bench/coldstart.py --store bench/.cache/scale-copy.db       # an existing store
+
+With another environment's python (``/work/main/.venv/bin/python bench/coldstart.py``)
+the commands run from that environment. ``--baseline OTHER/bin/python`` measures both
+environments in one run, alternating command by command, so that a load that changes
+during the run weighs on both alike: an A/B on a shared machine.
 
 A CLI command, an MCP stdio server per agent session, a cron job: each is a new process,
 so what counts is the wall time from exec to answer. Each figure here is the median of
@@ -17,7 +23,9 @@ sentences each, embedded by the ``hash:384`` embedder so that no model costs tim
 built with ``add_many`` and the build's rate is reported (``--rebuild`` builds it again).
 Queries are SciFact test claims, a different one each run.
 
-The machine is shared: the load average (``os.getloadavg``) is recorded with each row.
+The machine is shared: the load average (``os.getloadavg``) is recorded with each row,
+and beside each wall-time median the median CPU time (user + system) of the same runs
+(``*_cpu_s``), which grows less than wall time when other processes compete for the cores.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -43,6 +52,11 @@ EMBEDDER = "hash:384"
 SEED = 20261201
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _BIN = Path(sys.executable).parent
+# A user's python caches compiled modules in __pycache__. With PYTHONDONTWRITEBYTECODE set
+# (some shells and CI set it) every run would compile trove's sources again (about a third
+# of `trove stats`), and an A/B against a checkout whose caches exist would be unfair: the
+# commands run without it.
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 # A bare process answering one exact k-NN with sqlite-vec (no trove): the floor to beat.
 _SQLITE_VEC = """
@@ -93,13 +107,22 @@ def build(path: Path, n: int) -> dict[str, float]:
 
 
 def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
+    return timed_cpu(argv, env)[0]
+
+
+def timed_cpu(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of one run of ``argv``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
-    return time.perf_counter() - began
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env or _ENV)
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
 
 
-def commands(path: Path, query: str) -> dict[str, list[str]]:
-    python, cli = str(_BIN / "python"), str(_BIN / "trove")
+def commands(path: Path, query: str, bin: Path = _BIN) -> dict[str, list[str]]:
+    python, cli = str(bin / "python"), str(bin / "trove")
     search = [cli, "--db", str(path), "search", query, "--limit", "10", "--mode"]
     return {
         "import_s": [python, "-c", "import trove"],
@@ -133,16 +156,36 @@ with trove.open(sys.argv[1]) as kb:
 """
 
 
-def measure(path: Path, repeat: int, skip: tuple[str, ...] = ()) -> dict[str, float]:
+def measure(
+    path: Path, repeat: int, skip: tuple[str, ...] = (), bins: tuple[Path, ...] = (_BIN,)
+) -> list[dict[str, float]]:
+    """Median wall and CPU seconds of each command, one row per environment in ``bins``;
+    the environments take turns command by command."""
     queries = list(_data.queries("scifact", "test").values())
-    runs: dict[str, list[float]] = {}
+    runs: list[dict[str, list[float]]] = [{} for _ in bins]
     load_before = os.getloadavg()[0]
     for r in range(repeat):
-        for name, argv in commands(path, queries[r % len(queries)]).items():
-            if name not in skip:
-                runs.setdefault(name, []).append(timed(argv))
-    row = {name: statistics.median(values) for name, values in runs.items()}
-    return {**row, "load_before": load_before, "load_after": os.getloadavg()[0]}
+        for name in commands(path, ""):
+            if name in skip:
+                continue
+            turns = list(zip(bins, runs, strict=True))
+            for bin, into in turns if r % 2 == 0 else reversed(turns):  # who goes first: each
+                wall, cpu = timed_cpu(commands(path, queries[r % len(queries)], bin)[name])
+                into.setdefault(name, []).append(wall)
+                into.setdefault(name.removesuffix("_s") + "_cpu_s", []).append(cpu)
+    load = {"load_before": load_before, "load_after": os.getloadavg()[0]}
+    return [{**{k: statistics.median(v) for k, v in one.items()}, **load} for one in runs]
+
+
+def chunks(path: Path) -> int:
+    """How many chunks an existing store holds (its stats, read by this environment's trove)."""
+    out = subprocess.run(
+        [str(_BIN / "trove"), "--db", str(path), "stats", "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return int(json.loads(out)["chunks"])
 
 
 def cache_dir(path: Path) -> Path:
@@ -193,6 +236,19 @@ def main() -> None:
     parser.add_argument(
         "--commands", nargs="+", metavar="NAME", help="only these (e.g. stats_s keyword_s)"
     )
+    parser.add_argument(
+        "--store",
+        type=Path,
+        help="measure this existing store instead of coldstart-N.db (use a copy: its index "
+        "cache folder is deleted first)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="PYTHON",
+        help="also run each command from this environment (another checkout's venv python), "
+        "alternating with this one",
+    )
+    parser.add_argument("--baseline-label", default="baseline", help="its rows' name")
     parser.add_argument("--report", action="store_true", help="only rewrite the docs")
     args = parser.parse_args()
     if args.report:
@@ -200,20 +256,30 @@ def main() -> None:
         return
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
     CACHE.mkdir(exist_ok=True)
-    for n in args.sizes:
-        path = CACHE / f"coldstart-{n}.db"
-        row: dict[str, object] = {"chunks": n, "label": args.label}
-        if args.rebuild or not path.exists():
+    stores = (
+        [(args.store, 0)] if args.store else [(CACHE / f"coldstart-{n}.db", n) for n in args.sizes]
+    )
+    for path, n in stores:
+        row: dict[str, object] = {"chunks": n or chunks(path), "label": args.label}
+        if args.store:
+            row["store"] = path.name
+        elif args.rebuild or not path.exists():
             row.update(build(path, n))
         if cache_dir(path).exists():
             shutil.rmtree(cache_dir(path))
         every = commands(path, "")
         skip = tuple(c for c in every if args.commands and c not in args.commands)
-        row.update(measure(path, args.repeat, skip))
+        bins = (Path(args.baseline).parent, _BIN) if args.baseline else (_BIN,)
+        *before, after = measure(path, args.repeat, skip, bins)
+        row.update(after)
+        if before:
+            base = {**row, **before[0], "label": args.baseline_label, "python": args.baseline}
+            results["runs"].append(base)
+            print(json.dumps(base))
         if args.cached:  # a store that a server or `Store.warm()` has opened before
             warm = [str(_BIN / "python"), "-c", f"import trove; trove.open({str(path)!r}).warm()"]
             row["warm_s"] = timed(warm)
-            cached = measure(path, args.repeat, skip=("import_s", "help_s", "sqlite_vec_s"))
+            cached = measure(path, args.repeat, skip=("import_s", "help_s", "sqlite_vec_s"))[0]
             row.update({f"cached_{k}": v for k, v in cached.items()})
         if args.shared:
             row.update(shared(path, args.shared))

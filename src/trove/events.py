@@ -12,10 +12,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trove.errors import InvalidInput
-from trove.models import Document, Hit
+
+if TYPE_CHECKING:  # only types: the CLI lists EVENT_KINDS without loading the models
+    from trove.models import Document, Hit
 
 EVENT_KINDS = ("written", "updated", "deleted", "restored", "purged", "retrieved")
 log = logging.getLogger("trove.events")
@@ -55,10 +57,10 @@ class Events:
             return any(kind in kinds for _, kinds in self._subscribers)
 
     def emit(self, kind: str, doc: Document) -> None:
-        self.send(payload(kind, doc))
+        self.send(payload(kind, doc, doc.id, doc.session_id))
 
     def emit_hit(self, kind: str, hit: Hit) -> None:
-        self.send(payload(kind, hit))
+        self.send(payload(kind, hit, hit.doc_id, ""))
 
     def send(self, event: dict[str, Any]) -> None:
         kind = event["kind"]
@@ -71,15 +73,14 @@ class Events:
                 log.exception("event subscriber failed on %s %s", kind, event["id"])
 
 
-def payload(kind: str, item: Document | Hit) -> dict[str, Any]:
-    """The event for ``item`` (a document or a search hit)."""
-    doc_id = item.id if isinstance(item, Document) else item.doc_id
+def payload(kind: str, item: Document | Hit, doc_id: str, session_id: str) -> dict[str, Any]:
+    """The event for ``item`` (a document or a search hit) with ``doc_id``."""
     return {
         "kind": kind,
         "id": doc_id,
         "namespace": item.namespace,
         "scope": item.scope,
-        "session_id": item.session_id if isinstance(item, Document) else "",
+        "session_id": session_id,
         "source": item.source,
         "doc_type": item.doc_type,
         "importance": item.importance,

@@ -2,18 +2,41 @@
 
 from __future__ import annotations
 
+import importlib
+import json
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 _HEAVY = ("numpy", "apsw", "rich.progress", "trove.store", "trove.tools.evaluate")
+# What `trove --help` must not import: each costs a one-shot command milliseconds that
+# python bench/coldstart.py shows (rich alone about as much as the rest of --help).
+_NOT_FOR_HELP = (
+    "numpy",
+    "apsw",
+    "rich",
+    "trove.store",
+    "trove.models",
+    "trove.tools.evaluate",
+    "trove.check",
+    "trove.live",
+    "trove.probe",
+    "trove.originals",
+    "trove.interfaces.config",
+    "trove.ingest.files",
+    "trove.ingest.watch",
+    "trove.search.calibration",
+    "tempfile",
+)
 
 
-def _loaded(code: str) -> set[str]:
-    """Modules among the heavy ones that a fresh interpreter has after ``code``."""
-    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {_HEAVY!r} if m in sys.modules))"
+def _loaded(code: str, names: tuple[str, ...] = _HEAVY) -> set[str]:
+    """Modules among ``names`` that a fresh interpreter has after ``code``."""
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {names!r} if m in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", probe], check=True, capture_output=True, text=True
     ).stdout
@@ -31,6 +54,146 @@ def test_cli_help_does_not_load_numpy_or_the_store() -> None:
         "assert CliRunner().invoke(cli, ['--help']).exit_code == 0"
     )
     assert not _loaded(code) & {"numpy", "trove.store"}  # apsw alone costs ~2 ms
+
+
+def _command(*argv: str) -> str:
+    """``trove ARGV`` run as the console script runs it, its output to /dev/null."""
+    return (
+        "import contextlib, io, sys\n"
+        "from trove.interfaces.cli import main\n"
+        f"sys.argv = ['trove', *{list(argv)!r}]\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main()"
+    )
+
+
+def test_trove_help_loads_neither_rich_nor_the_library() -> None:
+    assert _loaded(_command("--help"), _NOT_FOR_HELP) == set()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    import trove
+
+    path = tmp_path_factory.mktemp("coldstart") / "kb.db"
+    with trove.open(path, embedder="hash:16") as kb:
+        kb.add("alpha beta gamma", source="notes", source_id="a")
+    return str(path)
+
+
+def test_trove_stats_draws_no_rich_and_skips_the_sqlite_vec_package(store: str) -> None:
+    # sqlite_vec's __init__ imports numpy; trove loads its extension file without it.
+    assert _loaded(_command("--db", store, "stats"), ("rich", "sqlite_vec")) == set()
+
+
+def test_trove_stats_builds_no_index_cache(store: str) -> None:
+    """Counting reads the tallies: it neither loads nor writes the vector or word index."""
+    cache = Path(f"{store}.trove-index")
+    if cache.exists():
+        shutil.rmtree(cache)
+    subprocess.run([sys.executable, "-c", _command("--db", store, "stats")], check=True)
+    assert not cache.exists()
+
+
+# re spends milliseconds compiling a character class that spans many code points (it builds
+# a table for it): `[\u0080-\U0010ffff]` or the CJK blocks cost 2-10 ms each. Such patterns
+# are compiled where first used, not when a one-shot command imports their module.
+_WIDE_CLASS = 1_000
+# re's pattern parser: re._parser since Python 3.11, sre_parse before.
+_sre_parse = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
+
+
+def _class_span(node: object) -> Iterator[int]:
+    """The code points each range of a parsed pattern's character classes spans."""
+    if isinstance(node, tuple) and len(node) == 2 and str(node[0]).startswith("RANGE"):
+        yield node[1][1] - node[1][0] + 1
+    elif isinstance(node, (tuple, list, _sre_parse.SubPattern)):
+        for item in node:
+            yield from _class_span(item)
+
+
+def _wide_patterns_compiled(code: str) -> list[str]:
+    """The patterns with wide character classes that ``re.compile`` is given while a fresh
+    interpreter runs ``code``."""
+    probe = (
+        "import json, re\n"
+        "given, compile = [], re.compile\n"
+        "def recording(pattern, flags=0):\n"
+        "    given.append((pattern, int(flags)))\n"
+        "    return compile(pattern, flags)\n"
+        "re.compile = recording\n"
+        f"{code}\n"
+        "re.compile = compile\n"
+        "print(json.dumps([(p, f) for p, f in given if isinstance(p, str)]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True
+    ).stdout
+    given = json.loads(out.splitlines()[-1])
+    return [p for p, f in given if sum(_class_span(_sre_parse.parse(p, f))) >= _WIDE_CLASS]
+
+
+def test_the_probe_sees_a_wide_class() -> None:
+    code = "import re\nre.compile(r'[\\u4e00-\\u9fff]+'); re.compile('[a-z]+')"
+    assert _wide_patterns_compiled(code) == [r"[\u4e00-\u9fff]+"]
+
+
+def test_importing_the_query_module_compiles_no_wide_class() -> None:
+    code = "import trove.search.query, trove.search.budget"
+    assert _wide_patterns_compiled(code) == []
+
+
+def test_trove_stats_compiles_no_wide_class(store: str) -> None:
+    assert _wide_patterns_compiled(_command("--db", store, "stats")) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="about 17 modules that opening a store imports use numpy at the top: trove.write, "
+    "trove.expansion, trove.embedders (base, vectorizer, hashing), trove.memory (canonical, "
+    "own_vectors, upsert), trove.search (phrasings, vectors) and the SQLite backend's "
+    "documents, index_cache, keyword, lifecycle, vectors, word_cache and word_searcher",
+)
+def test_trove_stats_does_not_load_numpy(store: str) -> None:
+    assert _loaded(_command("--db", store, "stats"), ("numpy",)) == set()
+
+
+def test_trove_stats_prints_aligned_plain_lines(store: str) -> None:
+    from click.testing import CliRunner
+
+    from trove.interfaces.cli import cli
+
+    result = CliRunner().invoke(cli, ["--db", store, "stats"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1] == "documents               1"
+    assert lines[-1] == "by_namespace            default: 1"
+    # One column of values, after the longest key ("chunks without vectors") and two spaces.
+    assert all(line[22:24] == "  " and line[24] != " " for line in lines)
+
+
+def test_defaults_the_cli_spells_out_are_the_librarys() -> None:
+    """The CLI writes a few library defaults out so that --help loads none of their
+    modules; they must not drift apart."""
+    from trove.ingest.files import DEFAULT_MAX_BYTES
+    from trove.ingest.watch import DEFAULT_DEBOUNCE_MS
+    from trove.interfaces.cli import commands, eval, ingest
+    from trove.models import MODES
+    from trove.search.calibration import FLOOR
+
+    assert commands.FLOOR == FLOOR
+    assert ingest.DEFAULT_MAX_BYTES == DEFAULT_MAX_BYTES
+    assert ingest.DEFAULT_DEBOUNCE_MS == DEFAULT_DEBOUNCE_MS
+    modes = next(p for p in eval.eval_command.params if p.name == "modes")
+    assert modes.default == ",".join(MODES)
+
+
+def test_the_sqlite_vec_extension_is_the_packages_own() -> None:
+    import sqlite_vec
+
+    from trove.backends.sqlite.vectors import loadable_path
+
+    assert loadable_path() == sqlite_vec.loadable_path()
 
 
 @pytest.mark.parametrize("name", ["Store", "Hit", "evaluate", "evaluate_pairs", "WriteResult"])

@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
-from typing import IO, Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from trove.models import Chunk, ChunkHit, Document, Edge
 from trove.originals import OriginalInfo
 from trove.search.filters import Filters
 from trove.search.query import ParsedQuery
+
+if TYPE_CHECKING:  # only in signatures: opening a store does not need numpy for this
+    import numpy as np
 
 
 @dataclass(frozen=True)

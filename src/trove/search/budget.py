@@ -25,7 +25,6 @@ from trove.search.snippet_text import clean
 
 # A document may ask to surface only on a strong match: metadata {"min_score": 0.7}.
 DOC_MIN_SCORE = "min_score"
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 TRUNCATED = "…"
 
@@ -36,8 +35,15 @@ class Counter:
     count: Callable[[str], int]
 
 
+@cache
+def _cjk() -> re.Pattern[str]:
+    """Compiled on first use: re builds a table for this class at compile time (several
+    milliseconds), and every process that opens a store imports this module."""
+    return re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
 def _estimate(text: str) -> int:
-    cjk = len(_CJK.findall(text))
+    cjk = len(_cjk().findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 

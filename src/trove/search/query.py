@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import NoReturn
 
 from trove.errors import InvalidQuery
@@ -57,17 +58,38 @@ _CJK = (
     "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\uff66-\uff9d\U00020000-\U0002fa1f"
 )
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+
+
+# The patterns with wide Unicode classes are compiled on first use, not at import: re
+# spends 2-10 ms on each such class, and every process that opens a store imports this
+# module (compiled at import they were about 18% of `trove stats`' instructions).
+@cache
+def _cjk_char() -> re.Pattern[str]:
+    return re.compile(f"[{_CJK}]")
+
+
 # A "segment" is a run of letters/digits that contains CJK ("战国无双3"); its grams are
 # its two-character windows that hold CJK, and the letters or digits written against CJK
 # kept whole ("3"). On CMRC 2018 that beats bigrams of CJK alone (nDCG@10 trial 0.977
 # against 0.971) and CJK bigrams with whole pieces but no windows across them (0.976).
-_CJK_SEGMENT = re.compile(rf"[^\W_]*[{_CJK}][^\W_]*")
+@cache
+def _cjk_segment() -> re.Pattern[str]:
+    return re.compile(rf"[^\W_]*[{_CJK}][^\W_]*")
+
+
 # Segments are looked for only inside blocks of letters, digits and CJK (no segment
 # crosses anything else) that hold CJK: run over a long word without CJK, the segment
 # pattern backtracks from every start (quadratic in the word's length), a block pattern cannot.
-_BLOCK = re.compile(rf"(?:[^\W_]|[{_CJK}])+")
-_NON_CJK = re.compile(rf"[^{_CJK}]+")
+@cache
+def _block() -> re.Pattern[str]:
+    return re.compile(rf"(?:[^\W_]|[{_CJK}])+")
+
+
+@cache
+def _non_cjk() -> re.Pattern[str]:
+    return re.compile(rf"[^{_CJK}]+")
+
+
 _WORD = re.compile(r"[^\W_]+")
 
 # Lucene's English stop set: frequent words that only add noise to an OR query.
@@ -158,7 +180,7 @@ class ParsedQuery:
 
 
 def has_cjk(text: str) -> bool:
-    return _CJK_CHAR.search(text) is not None
+    return _cjk_char().search(text) is not None
 
 
 def cjk_grams(text: str) -> list[str]:
@@ -167,12 +189,13 @@ def cjk_grams(text: str) -> list[str]:
     digits written against CJK as whole pieces ("3"); a segment of one character stays
     whole. Words that stand apart from CJK text are the word index's."""
     grams: list[str] = []
+    cjk_char, non_cjk = _cjk_char(), _non_cjk()  # looked up once: this loop runs per character
     for start, end in _segment_spans(text):
         segment = text[start:end].lower()
         if len(segment) == 1:
             grams.append(segment)
             continue
-        pieces = {m.start(): m.group() for m in _NON_CJK.finditer(segment)}
+        pieces = {m.start(): m.group() for m in non_cjk.finditer(segment)}
         if not pieces:
             grams.extend(segment[i : i + 2] for i in range(len(segment) - 1))
             continue
@@ -180,7 +203,7 @@ def cjk_grams(text: str) -> list[str]:
             if i in pieces:
                 grams.append(pieces[i])
             pair = segment[i : i + 2]
-            if len(pair) == 2 and has_cjk(pair):
+            if len(pair) == 2 and cjk_char.search(pair):
                 grams.append(pair)
     return grams
 
@@ -227,9 +250,9 @@ def blank_cjk(text: str, *, keep_offsets: bool = False) -> str:
 def _segment_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each CJK segment of ``text``, in linear time."""
     spans = []
-    for block in _BLOCK.finditer(text):
+    for block in _block().finditer(text):
         if has_cjk(block.group()):
-            for m in _CJK_SEGMENT.finditer(text, block.start(), block.end()):
+            for m in _cjk_segment().finditer(text, block.start(), block.end()):
                 spans.append(m.span())
     return spans
 
@@ -258,8 +281,16 @@ NEAR_DISTANCE = 10
 MAX_NESTING = 100
 _OPERATORS = ("AND", "OR", "NOT")
 _STRING = re.compile(r'"(?:[^"]|"")*"')
-_RAW_TOKEN = re.compile(r'\s+|"(?:[^"]|"")*"|".*|[\w\x1a\u0080-\U0010ffff]+|.', re.DOTALL)
-_BARE = re.compile(r"[\w\x1a\u0080-\U0010ffff]+")
+
+
+@cache
+def _raw_token() -> re.Pattern[str]:
+    return re.compile(r'\s+|"(?:[^"]|"")*"|".*|[\w\x1a\u0080-\U0010ffff]+|.', re.DOTALL)
+
+
+@cache
+def _bare() -> re.Pattern[str]:
+    return re.compile(r"[\w\x1a\u0080-\U0010ffff]+")
 
 
 @dataclass(frozen=True)
@@ -334,7 +365,7 @@ class _RawParser:
     """Recursive descent, one method per level of binding (loosest first)."""
 
     def __init__(self, text: str) -> None:
-        self.tokens = [t for t in _RAW_TOKEN.findall(text) if not t.isspace()]
+        self.tokens = [t for t in _raw_token().findall(text) if not t.isspace()]
         self.at = 0
         self.depth = 0
         if not self.tokens:
@@ -390,7 +421,7 @@ class _RawParser:
 
     def _unit(self) -> RawNode:
         token = self._peek()
-        if token is not None and self._peek(1) == ":" and _BARE.fullmatch(token):
+        if token is not None and self._peek(1) == ":" and _bare().fullmatch(token):
             name = token.lower()
             if name not in FIELDS:
                 self._fail(f"unknown field {token!r} (fields: {', '.join(FIELDS)})")
@@ -434,7 +465,7 @@ class _RawParser:
             if not _STRING.fullmatch(token):
                 raise InvalidQuery("cannot parse the query: unterminated string")
             text = token[1:-1].replace('""', '"')
-        elif _BARE.fullmatch(token):
+        elif _bare().fullmatch(token):
             text = token
         else:
             self._fail()

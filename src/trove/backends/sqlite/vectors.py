@@ -9,13 +9,14 @@ leaves the old vectors in use. (vec0 tables cannot be renamed, hence the generat
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
+import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import apsw
 import numpy as np
-import sqlite_vec
 
 from trove.backends.base import EmbedderLock
 from trove.backends.sqlite.connection import Connected
@@ -31,8 +32,18 @@ _TRIGGER = "chunk_vec_ad"
 
 def load_extension(conn: apsw.Connection) -> None:
     conn.enable_load_extension(True)
-    conn.load_extension(sqlite_vec.loadable_path())
+    conn.load_extension(loadable_path())
     conn.enable_load_extension(False)
+
+
+def loadable_path() -> str:
+    """sqlite-vec's extension file (``sqlite_vec.loadable_path()``), found without importing
+    the ``sqlite_vec`` package: its ``__init__`` imports numpy and sqlite3 for helpers trove
+    does not use, which a one-shot command (``trove stats``) would pay for at every start."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("No module named 'sqlite_vec'", name="sqlite_vec")
+    return os.path.join(spec.submodule_search_locations[0], "vec0")
 
 
 class VectorStorage(Connected):

@@ -12,8 +12,6 @@ import click
 from trove.events import EVENT_KINDS
 from trove.interfaces.cli.output import console, emit, json_option
 from trove.interfaces.cli.root import cli, open_store
-from trove.live import EventFeed
-from trove.probe import pairs_from_lines, probe, save_pairs
 
 
 @cli.command()
@@ -36,6 +34,8 @@ def events(
 ) -> None:
     """Print the store's events as JSON lines: written, updated, deleted, restored, purged
     (from every process writing this file). Without --follow: what is logged after --after."""
+    from trove.live import EventFeed  # here: `trove --help` stays light
+
     with open_store(ctx) as kb:
         feed = EventFeed(kb, kinds or EVENT_KINDS, namespace=namespace, after=after)
         if not follow and after is None:
@@ -70,7 +70,7 @@ def enrich(ctx: click.Context, missing: bool, as_json: bool) -> None:
     if as_json:
         emit(counts)
     else:
-        console.print(f"enriched {counts['enriched']}, failed {counts['failed']}")
+        console().print(f"enriched {counts['enriched']}, failed {counts['failed']}")
 
 
 @cli.command()
@@ -92,7 +92,7 @@ def settings(ctx: click.Context, changes: tuple[str, ...], as_json: bool) -> Non
         emit(current)
     else:
         for key, value in current.items():
-            console.print(f"{key} = {value}")
+            console().print(f"{key} = {value}")
 
 
 @cli.command(name="probe")
@@ -106,6 +106,8 @@ def probe_command(
 ) -> None:
     """Recall@1/5/10 of question/document pairs (the `trove eval --pairs` format; default:
     the stored ones) and the contract checks, as PASS/FAIL lines."""
+    from trove.probe import pairs_from_lines, probe, save_pairs  # here: as EventFeed above
+
     pairs = None
     if pairs_file is not None:
         try:
@@ -120,6 +122,6 @@ def probe_command(
         emit(report.to_dict())
     else:
         for line in report.lines:
-            console.print(line, highlight=False)
+            console().print(line, highlight=False)
     if not report.passed:
         sys.exit(1)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from trove.check import check as run_checks
 from trove.interfaces.cli.output import emit, json_option
 from trove.interfaces.cli.root import cli, open_store
 
@@ -15,6 +14,8 @@ from trove.interfaces.cli.root import cli, open_store
 def check(ctx: click.Context, as_json: bool) -> None:
     """Check the store file: SQLite's and FTS5's integrity checks, chunks that cover each
     document, content hashes, duplicate keys, missing vectors. Exits 1 on a problem."""
+    from trove.check import check as run_checks  # here: `trove --help` stays light
+
     with open_store(ctx) as kb:
         report = run_checks(kb)
     if as_json:

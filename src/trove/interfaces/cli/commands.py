@@ -5,30 +5,38 @@ Each parses its options, calls one library method and prints (rich, or ``--json`
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
-from rich.text import Text
 
 from trove.backends.postgres.url import redact
 from trove.errors import NotFound, TroveError
 from trove.interfaces.cli.originals import get_original
 from trove.interfaces.cli.output import (
+    Line,
     console,
     emit,
     errors,
     format_option,
     json_option,
+    note,
+    piped,
     progress_bar,
+    show,
     tsv_line,
 )
 from trove.interfaces.cli.root import cli, fail, open_store, pairs
 from trove.interfaces.codes import error_code
-from trove.models import Hit
 from trove.search import snippet
-from trove.search.calibration import FLOOR
+
+if TYPE_CHECKING:
+    from trove.models import Hit
+
+# trove.search.calibration.FLOOR spelled out: --help does not load the calibration for it
+# (tests/coldstart/test_imports.py checks that they agree).
+FLOOR = 0.3
 
 
 def _given(ctx: click.Context, name: str, value: Any) -> bool:
@@ -88,7 +96,7 @@ def add(
     if as_json:
         emit({"id": result.id, "action": result.action})
     else:
-        console.print(f"{result.action} [bold]{result.id}[/bold]")
+        console().print(f"{result.action} [bold]{result.id}[/bold]")
 
 
 @cli.command()
@@ -159,7 +167,7 @@ def search(
     with open_store(ctx, create=False) as kb:
         found = kb.search(query, **filters)
     if getattr(found, "degraded", None):
-        errors.print(f"warning: not expanded ({found.warning})")
+        note(f"warning: not expanded ({found.warning})")
     floor = 0.0 if show_all else FLOOR if min_score is None else min_score
     hits = [hit for hit in found if hit.score >= floor]
     if as_json or output == "json":
@@ -172,44 +180,45 @@ def search(
         return
     hidden = len(found) - len(hits)
     if not hits:
-        errors.print("no results" if not hidden else "no good matches")
-    for rank, hit in enumerate(hits, 1):
-        _print_hit(rank, hit)
-        if hit.explain:
-            parts = [
-                f"{name} #{part['rank']} ({part['score']:.3f})"
-                for name, part in hit.explain.items()
-                if isinstance(part, dict) and "rank" in part
-            ]
-            if "found_by" in hit.explain:
-                parts.append(f"found by {hit.explain['found_by']!r}")
-            console.print(Text("    " + ", ".join(parts), style="dim"))
+        note("no results" if not hidden else "no good matches")
+    styled = not piped(sys.stdout)
+    show(line for rank, hit in enumerate(hits, 1) for line in _hit_lines(rank, hit, styled))
     if hidden:
-        errors.print(
-            f"{hidden} weaker hit{'s' if hidden > 1 else ''} below {floor} hidden (--all)"
-        )
+        note(f"{hidden} weaker hit{'s' if hidden > 1 else ''} below {floor} hidden (--all)")
 
 
-def _print_hit(rank: int, hit: Hit) -> None:
+def _hit_lines(rank: int, hit: Hit, styled: bool) -> Iterator[Line]:
+    """A hit as lines of styled pieces; ``styled``: the «match» markers become bold yellow
+    (piped, the markers stay: styles would vanish)."""
     where = ":".join(part for part in (hit.source, hit.source_id or "") if part)
-    line = Text(f"{rank:>2}. ")
-    line.append(hit.title or "(untitled)", style="bold")
-    line.append(f"  {where}  {hit.doc_id}  {hit.score:.2f}", style="dim")
-    console.print(line)
-    body = Text("    ")
-    if not console.is_terminal:  # piped: keep the «match» markers, styles would vanish
-        body.append(hit.snippet)
+    yield [
+        (f"{rank:>2}. ", ""),
+        (hit.title or "(untitled)", "bold"),
+        (f"  {where}  {hit.doc_id}  {hit.score:.2f}", "dim"),
+    ]
+    if not styled:
+        yield [("    " + hit.snippet, "")]
     else:
         parts = hit.snippet.replace(snippet.CLOSE, snippet.OPEN).split(snippet.OPEN)
-        for i, part in enumerate(parts):
-            body.append(part, style="bold yellow" if i % 2 else "")
-    console.print(body)
+        yield [
+            ("    ", ""),
+            *((part, "bold yellow" if i % 2 else "") for i, part in enumerate(parts)),
+        ]
     if hit.text is not None:
         heading = f"[{hit.chunk.heading}] " if hit.chunk.heading else ""
         mark = " [truncated]" if hit.truncated else ""
-        console.print(Text(f"    {heading}{hit.text}{mark}"))
+        yield [(f"    {heading}{hit.text}{mark}", "")]
         for around in hit.context or []:
-            console.print(Text(f"    ({around['position']}) {around['text']}", style="dim"))
+            yield [(f"    ({around['position']}) {around['text']}", "dim")]
+    if hit.explain:
+        parts = [
+            f"{name} #{part['rank']} ({part['score']:.3f})"
+            for name, part in hit.explain.items()
+            if isinstance(part, dict) and "rank" in part
+        ]
+        if "found_by" in hit.explain:
+            parts.append(f"found by {hit.explain['found_by']!r}")
+        yield [("    " + ", ".join(parts), "dim")]
 
 
 @cli.command()
@@ -259,9 +268,9 @@ def rm(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         emit({"deleted": done, "failed": failed})
     else:
-        console.print(f"deleted {len(done)} document(s)")
+        console().print(f"deleted {len(done)} document(s)")
         for message in failed.values():
-            errors.print(f"{message['code']}: {message['message']}", highlight=False)
+            errors().print(f"{message['code']}: {message['message']}", highlight=False)
     if failed:
         ctx.exit(1)
 
@@ -283,9 +292,9 @@ def restore(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None
     if as_json:
         emit({"restored": done, "not_deleted": live})
         return
-    console.print(f"restored {len(done)} document(s)")
+    console().print(f"restored {len(done)} document(s)")
     for doc_id in live:
-        errors.print(f"{doc_id} is not deleted: nothing to restore", highlight=False)
+        errors().print(f"{doc_id} is not deleted: nothing to restore", highlight=False)
 
 
 @cli.command()
@@ -314,9 +323,9 @@ def purge(
     if as_json:
         emit({"purged": count, "would_purge": pending} if dry_run else {"purged": count})
     elif dry_run:
-        console.print(f"would purge {pending} document(s)")
+        console().print(f"would purge {pending} document(s)")
     else:
-        console.print(f"purged {count} document(s)")
+        console().print(f"purged {count} document(s)")
 
 
 @cli.command()
@@ -330,7 +339,7 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
     """Rebuild the vectors (switching embedder in one step), or fill in missing ones."""
     with open_store(ctx, create=False) as kb:
         total = kb.stats().chunks
-        hidden = as_json or not errors.is_terminal
+        hidden = as_json or not errors().is_terminal
         with progress_bar("embedding", total, hidden=hidden) as advance:
             done = kb.reembed(name or "auto", missing=missing, progress=advance)
         lock = kb.stats().embedder
@@ -338,7 +347,7 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
         emit({"embedded": done, "embedder": lock})
     else:
         model = lock["model_id"] if lock else "none"
-        console.print(f"embedded {done} chunk(s) with {model}")
+        console().print(f"embedded {done} chunk(s) with {model}")
 
 
 @cli.command()
@@ -352,14 +361,18 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit(data)
         return
-    table = Table(show_header=False, box=None)
-    for key in ("path", "documents", "chunks", "deleted", "expired", "text_bytes", "file_bytes"):
-        table.add_row(key, str(data[key]))
+    rows = [(key, str(data[key])) for key in _STATS_KEYS]
     lock = data["embedder"]
     embedder = f"{lock['model_id']} ({lock['dimension']}-d, {lock['spec']})" if lock else "none"
-    table.add_row("embedder", embedder + (" (keyword-only store)" if data["keyword_only"] else ""))
-    table.add_row("vectors", str(data["vectors"]))
-    table.add_row("chunks without vectors", str(data["chunks_without_vectors"]))
+    rows.append(("embedder", embedder + (" (keyword-only store)" if data["keyword_only"] else "")))
+    rows.append(("vectors", str(data["vectors"])))
+    rows.append(("chunks without vectors", str(data["chunks_without_vectors"])))
     for key in ("by_source", "by_doc_type", "by_namespace"):
-        table.add_row(key, ", ".join(f"{k or '-'}: {v}" for k, v in data[key].items()) or "-")
-    console.print(table)
+        rows.append((key, ", ".join(f"{k or '-'}: {v}" for k, v in data[key].items()) or "-"))
+    # Plain aligned lines, not a rich table: a one-shot command should not pay for rich.
+    width = max(len(key) for key, _ in rows)
+    for key, value in rows:
+        click.echo(f"{key:<{width}}  {value}")
+
+
+_STATS_KEYS = ("path", "documents", "chunks", "deleted", "expired", "text_bytes", "file_bytes")

@@ -37,7 +37,7 @@ def update(
     if as_json:
         emit({"id": doc_id, "changed": sorted(changes)})
     else:
-        console.print(f"updated [bold]{doc_id}[/bold]")
+        console().print(f"updated [bold]{doc_id}[/bold]")
 
 
 @cli.command()
@@ -54,7 +54,7 @@ def link(ctx: click.Context, src: str, dst: str, kind: str, weight: float, as_js
     if as_json:
         emit(edge.to_dict())
     else:
-        console.print(f"linked {src} -{kind}-> {dst}", highlight=False)
+        console().print(f"linked {src} -{kind}-> {dst}", highlight=False)
 
 
 @cli.command()
@@ -70,7 +70,7 @@ def unlink(ctx: click.Context, src: str, dst: str, kind: str | None, as_json: bo
     if as_json:
         emit({"removed": removed})
     else:
-        console.print(f"removed {removed} link(s)")
+        console().print(f"removed {removed} link(s)")
 
 
 @cli.command()

@@ -1,4 +1,7 @@
-"""``trove eval``: measure retrieval on a BEIR data set, compare two runs, or check pairs."""
+"""``trove eval``: measure retrieval on a BEIR data set, compare two runs, or check pairs.
+
+The evaluation code and rich are imported inside the functions that use them, so that
+``trove --help`` and every other command start without them (output.py)."""
 
 from __future__ import annotations
 
@@ -7,26 +10,16 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from trove.errors import TroveError
 from trove.interfaces.cli.output import console, emit, errors, json_option
 from trove.interfaces.cli.root import cli, open_store
-from trove.models import MODES
-from trove.tools.evaluate import (
-    MEASURES,
-    PAIR_KS,
-    EvalRun,
-    ProgressCallback,
-    compare,
-    evaluate,
-    evaluate_pairs,
-    read_pairs,
-)
+
+if TYPE_CHECKING:
+    from trove.tools.evaluate import EvalRun, ProgressCallback
 
 
 @cli.command("eval")
@@ -35,7 +28,9 @@ from trove.tools.evaluate import (
 @click.option(
     "--mode",
     "modes",
-    default=",".join(MODES),
+    # trove.models.MODES spelled out, as search's --mode does: the models are not loaded
+    # for --help (tests/coldstart/test_imports.py checks that the two agree).
+    default="keyword,semantic,hybrid",
     show_default=True,
     help="Comma-separated modes to run.",
 )
@@ -81,7 +76,7 @@ def eval_command(
              ("--pairs", options["pairs"])) if on]  # fmt: skip
     if len(given) != 1:
         raise click.UsageError("give one of DATASET, --compare A B or --pairs FILE")
-    quiet = as_json or not errors.is_terminal
+    quiet = as_json or not errors().is_terminal
     # A terminated eval unwinds like Ctrl-C, so its temporary store is removed.
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)
@@ -97,6 +92,8 @@ def eval_command(
             # eval's own --embedder, else the global one (None: keyword only).
             model = ctx.obj["embedder"] if embedder is None else embedder
             with _bar(quiet) as progress:
+                from trove.tools.evaluate import evaluate  # here: see the docstring
+
                 run = evaluate(
                     dataset,
                     split=options["split"],
@@ -123,12 +120,21 @@ def modes_given(ctx: click.Context) -> bool:
 
 @contextmanager
 def _bar(quiet: bool) -> Iterator[ProgressCallback]:
+    # here: see the docstring
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         TextColumn("[bold]{task.description:<9}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=errors,
+        console=errors(),
         transient=True,
         disable=quiet,
     ) as bar:
@@ -143,6 +149,10 @@ def _bar(quiet: bool) -> Iterator[ProgressCallback]:
 
 
 def _print_run(run: EvalRun, as_json: bool) -> None:
+    from rich.table import Table  # here: see the docstring
+
+    from trove.tools.evaluate import MEASURES
+
     if as_json:
         emit(run.summary())
         return
@@ -156,18 +166,22 @@ def _print_run(run: EvalRun, as_json: bool) -> None:
     for mode, result in run.modes.items():
         figures = [f"{result.measures[name]:.3f}" for name, _ in MEASURES]
         table.add_row(mode, *figures, f"{result.p50_ms:.1f}", f"{result.p95_ms:.1f}")
-    console.print(table)
+    console().print(table)
     notes = [f"embedder: {run.embedder or 'none'}", f"loaded in {run.load_s:.1f} s"]
     if run.skipped_unjudged:
         notes.append(f"{run.skipped_unjudged} queries without judgments in {run.split} skipped")
     if run.missing_queries:
         notes.append(f"{run.missing_queries} judged query ids not in queries.jsonl")
-    console.print("; ".join(notes), style="dim", highlight=False)
+    console().print("; ".join(notes), style="dim", highlight=False)
 
 
 def _compare(
     a: Path, b: Path, measure: str, modes: list[str], filtered: bool, as_json: bool
 ) -> None:
+    from rich.table import Table  # here: see the docstring
+
+    from trove.tools.evaluate import EvalRun, compare
+
     first, second = EvalRun.load(a), EvalRun.load(b)
     found = compare(first, second, measure=measure, modes=modes if filtered else None)
     if as_json:
@@ -188,15 +202,15 @@ def _compare(
             str(c.ties),
             f"{c.p_randomization:.4f}",
         )
-    console.print(table)
-    console.print(
+    console().print(table)
+    console().print(
         "p: paired randomization test, two-sided, 10,000 resamples (scipy); "
         "wins: queries where B scores higher",
         style="dim",
     )
     for c in found:
         for qid, text, x, y in c.changes[:5]:
-            console.print(f"  {c.mode} {qid}: {x:.3f} -> {y:.3f}  {text[:70]}", highlight=False)
+            console().print(f"  {c.mode} {qid}: {x:.3f} -> {y:.3f}  {text[:70]}", highlight=False)
 
 
 def _pairs(
@@ -208,6 +222,10 @@ def _pairs(
     as_json: bool,
     quiet: bool,
 ) -> None:
+    from rich.table import Table  # here: see the docstring
+
+    from trove.tools.evaluate import PAIR_KS, evaluate_pairs, read_pairs
+
     pairs = read_pairs(path)
     if db is not None:
         ctx.obj["db"] = db
@@ -225,15 +243,15 @@ def _pairs(
         table.add_column(f"recall@{k}", justify="right")
     for mode, figures in result.recall.items():
         table.add_row(mode, *(f"{figures[f'recall@{k}']:.3f}" for k in PAIR_KS))
-    console.print(table)
-    console.print(
+    console().print(table)
+    console().print(
         "expected_doc matches a document id or a source_id (e.g. the file path of an "
         "ingested file)",
         style="dim",
     )
     for mode, missed in result.misses.items():
         for pair in missed[:5]:
-            console.print(
+            console().print(
                 f"  {mode}: not in the top 10: {pair['query'][:60]!r} -> {pair['expected_doc']}",
                 highlight=False,
             )

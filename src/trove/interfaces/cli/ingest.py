@@ -1,4 +1,7 @@
-"""``trove ingest`` and ``trove watch``: read folders into the store and keep them in step."""
+"""``trove ingest`` and ``trove watch``: read folders into the store and keep them in step.
+
+rich and the watcher are imported inside the functions that use them, so that
+``trove --help`` and every other command start without them (output.py)."""
 
 from __future__ import annotations
 
@@ -9,27 +12,24 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
-from trove.ingest.files import DEFAULT_MAX_BYTES
-from trove.ingest.report import UNSUPPORTED, IngestProgress, IngestReport
-from trove.ingest.watch import DEFAULT_DEBOUNCE_MS
-from trove.ingest.watch import watch as watch_folder
 from trove.interfaces.cli.output import console, emit, errors, json_option
 from trove.interfaces.cli.root import cli, open_store
+
+if TYPE_CHECKING:
+    from trove.ingest.report import IngestProgress, IngestReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Problems listed one by one before the rest are only counted (--json lists them all).
 _SHOWN = 20
+# The library's defaults (trove.ingest.files.DEFAULT_MAX_BYTES, trove.ingest.watch.
+# DEFAULT_DEBOUNCE_MS) spelled out: --help does not load the ingest code for them
+# (tests/coldstart/test_imports.py checks that they agree).
+DEFAULT_MAX_BYTES = 100 * 1024 * 1024
+DEFAULT_DEBOUNCE_MS = 300
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
 
 
@@ -164,7 +164,9 @@ def watch(ctx: click.Context, path: Path, debounce: int, as_json: bool, **option
             _print_report(path, result, stamp=time.strftime("%H:%M:%S"))
 
     if not as_json:
-        errors.print(f"watching {path} (Ctrl-C stops)", highlight=False)
+        errors().print(f"watching {path} (Ctrl-C stops)", highlight=False)
+    from trove.ingest.watch import watch as watch_folder  # here: see the docstring
+
     with _interruptible(stopping="stopped"), open_store(ctx) as kb:
         watch_folder(kb, path, debounce_ms=debounce, on_report=report, **arguments)
 
@@ -177,14 +179,23 @@ def _interruptible(stopping: str | None = None) -> Iterator[None]:
         yield
     except KeyboardInterrupt:
         if stopping:
-            errors.print(stopping)
+            errors().print(stopping)
             sys.exit(0)
-        errors.print("interrupted: what was stored is whole; run the same command to finish")
+        errors().print("interrupted: what was stored is whole; run the same command to finish")
         sys.exit(130)
 
 
 @contextmanager
 def _bar(name: str, *, quiet: bool) -> Iterator[Callable[[IngestProgress], None]]:
+    # here: see the docstring
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     started = time.perf_counter()
     with Progress(
         TextColumn("[bold]{task.description}"),
@@ -194,9 +205,9 @@ def _bar(name: str, *, quiet: bool) -> Iterator[Callable[[IngestProgress], None]
         TextColumn("· {task.fields[rate]} files/s"),
         TimeElapsedColumn(),
         TextColumn("[dim]{task.fields[current]}"),
-        console=errors,
+        console=errors(),
         transient=True,
-        disable=quiet or not errors.is_terminal,
+        disable=quiet or not errors().is_terminal,
     ) as bar:
         task = bar.add_task(name, total=None, documents=0, chunks=0, rate="-", current="")
 
@@ -216,27 +227,29 @@ def _bar(name: str, *, quiet: bool) -> Iterator[Callable[[IngestProgress], None]
 
 
 def _print_report(path: Path, report: IngestReport, stamp: str = "") -> None:
+    from trove.ingest.report import UNSUPPORTED  # here: see the docstring
+
     unsupported = report.unsupported
     problems = [("skipped", p, r) for p, r in report.skipped if r != UNSUPPORTED]
     problems += [("failed", p, r) for p, r in report.failed]
     for kind, where, reason in problems[:_SHOWN]:
-        errors.print(f"{kind} {where}: {reason}", highlight=False, soft_wrap=True)
+        errors().print(f"{kind} {where}: {reason}", highlight=False, soft_wrap=True)
     if len(problems) > _SHOWN:
-        errors.print(f"... and {len(problems) - _SHOWN} more (--json lists them all)")
+        errors().print(f"... and {len(problems) - _SHOWN} more (--json lists them all)")
     if unsupported:
         kinds = ", ".join(f"{suffix} {n}" for suffix, n in unsupported.most_common(6))
-        errors.print(
+        errors().print(
             f"skipped {sum(unsupported.values())} files of unsupported types ({kinds})",
             highlight=False,
             soft_wrap=True,
         )
     for old, new in report.moved[:_SHOWN]:
-        errors.print(f"moved {old} -> {new}", highlight=False, soft_wrap=True)
+        errors().print(f"moved {old} -> {new}", highlight=False, soft_wrap=True)
     prefix = f"{stamp} " if stamp else ""
-    console.print(f"{prefix}{path}: {report.summary()}", highlight=False, soft_wrap=True)
+    console().print(f"{prefix}{path}: {report.summary()}", highlight=False, soft_wrap=True)
     if report.files and not stamp:
         rate = report.files / report.seconds if report.seconds else 0.0
-        console.print(
+        console().print(
             f"  {report.files} files, {report.chunks} chunks indexed, {report.links} links, "
             f"{report.seconds:.1f} s ({rate:,.0f} files/s)",
             style="dim",

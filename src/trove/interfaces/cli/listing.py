@@ -61,4 +61,4 @@ def list_command(
         where = ":".join(p for p in (doc.source, doc.source_id or "") if p)
         tsv_line(doc.id, doc.title or "(untitled)", where, state)
     if page.cursor:
-        errors.print(f"more: --cursor {page.cursor}", highlight=False)
+        errors().print(f"more: --cursor {page.cursor}", highlight=False)

@@ -26,7 +26,7 @@ def clear(ctx: click.Context, namespace: str, yes: bool, as_json: bool) -> None:
     if as_json:
         emit({"cleared": count, "namespace": namespace})
     else:
-        console.print(f"removed {count} document(s) from {namespace}")
+        console().print(f"removed {count} document(s) from {namespace}")
 
 
 @cli.command()
@@ -51,7 +51,7 @@ def dedupe(ctx: click.Context, undo: bool, as_json: bool, **options: Any) -> Non
     with open_store(ctx) as kb:
         if undo:
             count = kb.uncanonicalize(options["namespace"])
-            emit({"unmarked": count}) if as_json else console.print(f"unmarked {count}")
+            emit({"unmarked": count}) if as_json else console().print(f"unmarked {count}")
             return
         groups = kb.canonicalize(**options)
     if as_json:
@@ -59,5 +59,5 @@ def dedupe(ctx: click.Context, undo: bool, as_json: bool, **options: Any) -> Non
         return
     verb = "would mark" if options["dry_run"] else "marked"
     for group in groups:
-        console.print(f"[bold]{group.canonical}[/bold] <- {', '.join(group.duplicates)}")
-    console.print(f"{verb} {len(groups)} group(s)")
+        console().print(f"[bold]{group.canonical}[/bold] <- {', '.join(group.duplicates)}")
+    console().print(f"{verb} {len(groups)} group(s)")

@@ -22,7 +22,7 @@ def migrate(src: str, dst: str, batch_size: int, as_json: bool) -> None:
     from trove.tools.copy import total_documents
 
     try:
-        total = total_documents(src) if not as_json and errors.is_terminal else None
+        total = total_documents(src) if not as_json and errors().is_terminal else None
         with progress_bar("copying", total, hidden=total is None) as advance:
             report = copy_store(src, dst, batch_size=batch_size, progress=advance)
     except TroveError as exc:
@@ -30,7 +30,7 @@ def migrate(src: str, dst: str, batch_size: int, as_json: bool) -> None:
     if as_json:
         emit(report.to_dict())
         return
-    console.print(
+    console().print(
         f"{redact(src)} -> {redact(dst)}: {report.copied} document(s) copied, "
         f"{report.unchanged} already there, {report.chunks} chunk(s), "
         f"{report.vectors} vector(s), {report.edges} edge(s), {report.files} file record(s)",

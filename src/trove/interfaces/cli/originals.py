@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
-from trove import originals
 from trove.interfaces.cli.output import emit
 from trove.interfaces.cli.root import open_store
 
@@ -18,6 +16,10 @@ def get_original(ctx: click.Context, doc_id: str, output: Path | None, as_json: 
     """Write the original to stdout, or to ``output`` (a file, or a folder in which a
     sanitised name is used, never a path outside it). Written to a temporary file first,
     so an interrupted copy leaves no half file under the final name."""
+    import tempfile  # here, as the next: only this command needs them (cold start)
+
+    from trove import originals
+
     with open_store(ctx, create=False) as kb:
         found = kb.original_info(doc_id)
         if output is None:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from trove.backends.postgres.url import redact
 from trove.errors import TroveError
 from trove.interfaces.cli.root import cli, open_store
-from trove.interfaces.config import ServerConfig
+
+if TYPE_CHECKING:
+    from trove.interfaces.config import ServerConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,6 +68,8 @@ def server_options(func: F) -> F:
 
 
 def _config(config_path: Path | None, flags: dict[str, Any]) -> ServerConfig:
+    from trove.interfaces.config import ServerConfig  # here: `trove --help` stays light
+
     try:
         return ServerConfig.load(config_path).override(**flags)
     except TroveError as exc:

@@ -80,7 +80,7 @@ def import_(ctx: click.Context, source: Path, fmt: str, namespace: str, as_json:
     with open_store(ctx) as kb:
         try:
             kind = detect(source) if fmt == "auto" else fmt
-            hidden = as_json or not errors.is_terminal
+            hidden = as_json or not errors().is_terminal
             with progress_bar(f"importing {kind}", None, hidden=hidden, count=False) as advance:
                 if kind == "trove":
                     with source.open(encoding="utf-8") as lines:
