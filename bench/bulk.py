@@ -137,7 +137,8 @@ def main() -> None:
                 prof.enable()
                 once(path, docs, args.batch)
                 prof.disable()
-                pstats.Stats(prof).sort_stats("cumulative").print_stats(35)
+                stats = pstats.Stats(prof).sort_stats(os.environ.get("SORT", "cumulative"))
+                stats.print_stats(int(os.environ.get("TOP", 35)))
                 continue
             wall, cpu = once(path, docs, args.batch)
             walls.append(args.docs / wall)
