@@ -1,5 +1,6 @@
-"""A bulk batch fills the word index and the chunk tally in one statement each, its
-triggers skipped (schema 12): the index and the counts stay those the triggers keep."""
+"""A bulk batch counts and logs its new documents and indexes and counts their chunks in
+one statement each, its insert triggers skipped (schema 12): the index, the counts and
+the event log stay those the triggers keep."""
 
 from __future__ import annotations
 
@@ -21,13 +22,19 @@ def _conn(kb: trove.Store) -> Any:
 
 
 def assert_in_step(kb: trove.Store) -> None:
-    """The word index holds exactly the chunk rows, the tally counts them, and no batch
-    is left open."""
+    """The word index holds exactly the chunk rows, the tallies count the rows, every
+    document has its 'written' event, and no batch is left open."""
     conn = _conn(kb)
     conn.execute("INSERT INTO chunk_fts (chunk_fts) VALUES ('integrity-check')")
     assert conn.execute("SELECT count(*) FROM bulk_batch") == [(0,)]
     chunks = conn.execute("SELECT count(*) FROM chunk")[0][0]
     assert conn.execute("SELECT coalesce(sum(chunks), 0) FROM chunk_tally") == [(chunks,)]
+    assert conn.execute("SELECT sum(docs), sum(text_bytes) FROM doc_tally") == conn.execute(
+        "SELECT count(*), sum(length(CAST(text AS BLOB))) FROM document"
+    )
+    assert conn.execute(
+        "SELECT doc_id FROM event_log WHERE kind = 'written' ORDER BY id"
+    ) == conn.execute("SELECT id FROM document ORDER BY rowid")
 
 
 def test_bulk_writes_are_found_and_counted(tmp_path: Path) -> None:

@@ -7,14 +7,16 @@ are known without a round trip per row: the caller holds the write transaction
 (``BEGIN IMMEDIATE``), so no other writer can take them, and an explicit id above the
 counter moves it on (ids are still never reused, which the index caches rely on).
 
-The chunks' word index and tally are kept by triggers, a statement per row for each; a
-bulk batch does both in one statement each instead (the word index took half the time
-of a chunk, a trigger per row costing twice one statement for the batch). The triggers
-skip while the table ``bulk_batch`` holds a row: the batch writes one before its chunks
-and deletes it before the two statements (which run even when a row of the batch failed),
-all inside the caller's transaction, so no other connection ever sees it (and a crash
-rolls it back with the batch). Deletes and every other write path go through the triggers
-as before.
+A new document is counted (stats.py) and logged (events.py), and a new chunk indexed and
+counted, by triggers: a statement per row for each, where a batch does each job in one
+statement for all its rows (the word index took half the time of a chunk, its trigger
+costing twice one statement for the batch). The insert triggers skip while the table
+``bulk_batch`` holds a row: the batch writes one before its rows and deletes it before
+its own statements (which run even when a row failed: the rows before it are done),
+all inside the caller's transaction, so no other connection ever sees it, and a crash
+rolls it back with the batch. New chunks are found by their ids, new documents as the
+rows after the largest rowid before them (SQLite gives a new row the next one). Updates,
+deletes and every other write path go through the triggers as before.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from typing import Any
 from trove.backends.base import ChunkRow, DocumentWrite
 from trove.backends.rows import CHUNK_COLUMNS, chunk_values
 from trove.backends.sqlite.connection import SerializedConnection
+from trove.backends.sqlite.events import WRITTEN_SQL, written_trigger_sql
+from trove.backends.sqlite.stats import ADDED_SQL, added_trigger_sql
 from trove.models import Document
 from trove.search.query import cjk_text
 
@@ -33,10 +37,11 @@ _PART = 500  # ids per IN (...) list, well under SQLite's parameter limit
 
 _SESSION = "CASE WHEN d.scope = 'session' THEN '=' || d.session_id ELSE '' END"
 _SKIP = "WHEN NOT EXISTS (SELECT 1 FROM bulk_batch)"
-# Schema 12 (schema.py runs it): the table, and the chunk triggers of schemas 4 and 11
-# (stats.py) again, each skipped during a bulk batch. And two indexes of schema 1 that no
-# query reads go: each cost a document write about a tenth of its time, and the one by
-# content hash a page write per document in a large store (its keys are random).
+# Schema 12 (schema.py runs it): the table, and the insert triggers of documents and
+# chunks (schemas 4, 8 and 11: events.py, stats.py) again, each skipped during a batch.
+# And two indexes of schema 1 that no query reads go: each cost a document write about a
+# tenth of its time, and the one by content hash a page write per document in a large
+# store (its keys are random).
 BULK_SQL = f"""
 CREATE TABLE IF NOT EXISTS bulk_batch (open INTEGER NOT NULL) STRICT;
 DROP INDEX IF EXISTS document_hash;
@@ -45,6 +50,10 @@ DROP TRIGGER IF EXISTS chunk_ai;
 CREATE TRIGGER chunk_ai AFTER INSERT ON chunk {_SKIP} BEGIN
     INSERT INTO chunk_fts (rowid, head, text) VALUES (new.id, new.head, new.text);
 END;
+DROP TRIGGER IF EXISTS doc_tally_ai;
+{added_trigger_sql(_SKIP)}
+DROP TRIGGER IF EXISTS document_event_ai;
+{written_trigger_sql(_SKIP)}
 DROP TRIGGER IF EXISTS chunk_tally_ai;
 CREATE TRIGGER chunk_tally_ai AFTER INSERT ON chunk {_SKIP} BEGIN
     INSERT INTO chunk_tally SELECT d.namespace, {_SESSION}, 1
@@ -73,12 +82,23 @@ def put_many(
 ) -> tuple[list[int], list[int]]:
     """Write documents (and, where ``reindex``, replace their chunks); returns (old chunk
     ids, new chunk ids in the order of ``writes`` and their chunks)."""
-    full = [w.doc for w in writes if w.reindex]
+    names, marks = ", ".join(columns), ", ".join("?" * len(columns))
+    new = [w.doc for w in writes if w.fresh]
+    if new:  # new rows take the rowids after the largest: their triggers' work by range
+        last = conn.execute("SELECT coalesce(max(rowid), 0) FROM document")[0][0]
+        _batch(
+            conn,
+            lambda: conn.executemany(
+                f"INSERT INTO document ({names}) VALUES ({marks})",
+                list(map(itemgetter(*columns), map(row, new))),
+            ),
+            [(sql, (last,)) for sql in (*ADDED_SQL, WRITTEN_SQL[0])] + [(WRITTEN_SQL[1], ())],
+        )
+    full = [w.doc for w in writes if w.reindex and not w.fresh]
     if full:
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c != "id")
         conn.executemany(
-            f"INSERT INTO document ({', '.join(columns)}) "
-            f"VALUES ({', '.join('?' * len(columns))}) "
+            f"INSERT INTO document ({names}) VALUES ({marks}) "
             f"ON CONFLICT (id) DO UPDATE SET {updates}",
             list(map(itemgetter(*columns), map(row, full))),
         )
@@ -93,6 +113,23 @@ def put_many(
         )
     dropped = _drop_chunks(conn, [w.doc.id for w in writes if w.reindex and not w.fresh])
     return dropped, _insert_chunks(conn, [(w.doc.id, w.chunks) for w in writes if w.reindex])
+
+
+def _batch(
+    conn: SerializedConnection,
+    write: Callable[[], None],
+    then: Sequence[tuple[str, tuple[Any, ...]]],
+) -> None:
+    """``write`` with the per-row insert triggers skipped, then ``then``'s statements,
+    which do their work for the batch: even when a row of ``write`` failed (the rows
+    before it stay in the caller's transaction, indexed and counted)."""
+    conn.execute("INSERT INTO bulk_batch VALUES (1)")
+    try:
+        write()
+    finally:
+        conn.execute("DELETE FROM bulk_batch")
+        for sql, params in then:
+            conn.execute(sql, params)
 
 
 def _drop_chunks(conn: SerializedConnection, doc_ids: Sequence[str]) -> list[int]:
@@ -132,16 +169,14 @@ def _insert_chunks(
             cjk = cjk_text(r.head, r.text)
             if cjk is not None:  # only text with CJK pays for the bigram index
                 grams.append((chunk_id, cjk))
-    conn.execute("INSERT INTO bulk_batch VALUES (1)")
-    try:
-        conn.executemany(
+    _batch(
+        conn,
+        lambda: conn.executemany(
             f"INSERT INTO chunk (id, {CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params,
-        )
-    finally:  # even after a failed row: the rows before it are indexed and counted
-        conn.execute("DELETE FROM bulk_batch")
-        conn.execute(_WORDS, (first, ids[-1]))
-        conn.execute(_TALLY, (first, ids[-1]))
+        ),
+        [(_WORDS, (first, ids[-1])), (_TALLY, (first, ids[-1]))],
+    )
     if grams:
         conn.executemany("INSERT INTO chunk_cjk (rowid, grams) VALUES (?, ?)", grams)
     return ids
