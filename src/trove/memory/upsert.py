@@ -84,15 +84,9 @@ def write_many(
         dimension.clear()
 
     for item in items:
-        vector = None
-        if isinstance(item, Mapping) and item.get("vector") is not None:
-            vector = own_vectors.flat(item["vector"])
+        vector = _vector(writer, item, dimension)
+        if vector is not None:
             seen.append(vector)
-            if not dimension:
-                own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
-                dimension.append(len(vector))
-            elif len(vector) != dimension[0]:
-                own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
         if isinstance(item, Mapping) and "vector" in item:
             item = {k: v for k, v in item.items() if k != "vector"}
         resolved = _resolve(writer, item, author_tier, on_conflict)
@@ -106,6 +100,19 @@ def write_many(
     if pending or seen:
         flush()
     return [r for r in results if r is not None]
+
+
+def _vector(writer: Writer, item: Any, dimension: list[int | None]) -> np.ndarray | None:
+    """The item's vector, if it brings one, of the dimension the batch's vectors have."""
+    if not isinstance(item, Mapping) or item.get("vector") is None:
+        return None
+    vector = own_vectors.flat(item["vector"])
+    if not dimension:
+        own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
+        dimension.append(len(vector))
+    elif len(vector) != dimension[0]:
+        own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
+    return vector
 
 
 def _resolve(
