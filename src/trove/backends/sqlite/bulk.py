@@ -73,6 +73,10 @@ _TALLY = (
     "WHERE c.id BETWEEN ?1 AND ?2 GROUP BY 1, 2 "
     "ON CONFLICT DO UPDATE SET chunks = chunks + excluded.chunks"
 )
+_DOCS_COUNTED = (
+    "INSERT INTO doc_tally VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE "
+    "SET docs = docs + excluded.docs, text_bytes = text_bytes + excluded.text_bytes"
+)
 _TALLY_COUNTED = (
     "INSERT INTO chunk_tally VALUES (?, ?, ?) "
     "ON CONFLICT DO UPDATE SET chunks = chunks + excluded.chunks"
@@ -97,7 +101,8 @@ def put_many(
                 f"INSERT INTO document ({names}) VALUES ({marks})",
                 list(map(itemgetter(*columns), map(row, new))),
             ),
-            [(ADDED_SQL, (last,)), (WRITTEN_SQL[0], (last,)), (WRITTEN_SQL[1], ())],
+            [(WRITTEN_SQL[0], (last,)), (WRITTEN_SQL[1], ()), (ADDED_SQL, (last,))],
+            lambda: conn.executemany(_DOCS_COUNTED, _doc_tally(new)),
         )
     full = [w.doc for w in writes if w.reindex and not w.fresh]
     if full:
@@ -118,6 +123,20 @@ def put_many(
         )
     dropped = _drop_chunks(conn, [w.doc.id for w in writes if w.reindex and not w.fresh])
     return dropped, _insert_chunks(conn, [(w.doc, w.chunks) for w in writes if w.reindex])
+
+
+def _doc_tally(docs: Sequence[Document]) -> list[tuple[Any, ...]]:
+    """The document tally's rows for new documents (stats.py's key), from the documents
+    themselves: ``ADDED_SQL`` reads each text back (a copy of a 50 MB one)."""
+    counts: dict[tuple[Any, ...], list[int]] = {}
+    for d in docs:
+        session = "=" + d.session_id if d.scope == "session" else ""
+        key = (d.namespace, session, d.source, d.doc_type, int(d.deleted_at is not None))
+        size = len(d.text) if d.text.isascii() else len(d.text.encode("utf-8"))
+        tally = counts.setdefault(key, [0, 0])
+        tally[0] += 1
+        tally[1] += size
+    return [(*key, docs, size) for key, (docs, size) in counts.items()]
 
 
 def _batch(
