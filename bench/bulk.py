@@ -9,7 +9,7 @@ index cache), ``--repeat`` times, and reports the median of chunks per wall seco
 per CPU second (this process), with the load average. ``--vectors``: each document brings
 its own unit vector (``add_many(vector=...)``; 384 dimensions, or the base store's), the
 cost of writing precomputed vectors on top. ``--profile`` prints a cProfile of the first
-run instead of timing it.
+run instead of timing it (sorted by ``$SORT``, default cumulative; ``$TOP`` lines, 35).
 """
 
 from __future__ import annotations
@@ -137,7 +137,8 @@ def main() -> None:
                 prof.enable()
                 once(path, docs, args.batch)
                 prof.disable()
-                pstats.Stats(prof).sort_stats("cumulative").print_stats(35)
+                stats = pstats.Stats(prof).sort_stats(os.environ.get("SORT", "cumulative"))
+                stats.print_stats(int(os.environ.get("TOP", 35)))
                 continue
             wall, cpu = once(path, docs, args.batch)
             walls.append(args.docs / wall)

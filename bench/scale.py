@@ -5,6 +5,7 @@
     python bench/scale.py --report                     # only rewrite docs/benchmarks.md
     python bench/scale.py --backend postgres --sizes 100000   # PostgreSQL (bench/_scale_pg.py)
     python bench/scale.py --sizes 1000000 --cold 4     # cold start, 4 processes' memory
+    python bench/scale.py --sizes 100000 300000 --build-only /tmp/s.db   # build time only
 
 One store grows through the sizes (bench/.cache/scale.db): it is built to 10k chunks and
 measured, grown to 100k and measured, and so on, so the 1M store also costs the time of
@@ -134,21 +135,21 @@ def _nearest(vectors: np.ndarray, k: int) -> np.ndarray:
 # --- building -------------------------------------------------------------------------
 
 
-def built() -> int:
+def built(path: Path = DB) -> int:
     """How many documents the store holds (the build resumes from there)."""
-    if not DB.exists():
+    if not path.exists():
         return 0
-    with trove.open(DB, embedder=None) as kb:
+    with trove.open(path, embedder=None) as kb:
         return kb.stats().documents
 
 
-def grow(material: Material, target: int) -> dict[str, float]:
+def grow(material: Material, target: int, path: Path = DB) -> dict[str, float]:
     """Add documents until the store holds ``target``; returns the time spent writing
     (wall and this process's CPU: the machine is shared) and making the documents."""
-    start = built() // BLOCK * BLOCK
+    start = built(path) // BLOCK * BLOCK
     embedder = _vectors.CachedEmbedder(strict=True)
     write_s = synth_s = cpu_s = 0.0
-    with trove.open(DB, embedder=embedder) as kb:
+    with trove.open(path, embedder=embedder) as kb:
         for at in range(start, target, BLOCK):
             began = time.perf_counter()
             docs, block = material.block(at, min(BLOCK, target - at))
@@ -388,6 +389,12 @@ def main() -> None:
         metavar="N",
         help="at the built sizes: cold-start times and the total PSS of N serving processes",
     )
+    parser.add_argument(
+        "--build-only",
+        type=Path,
+        metavar="STORE",
+        help="only grow STORE (a new path) through the sizes and time it; nothing recorded",
+    )
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     parser.add_argument("--truth", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -407,6 +414,18 @@ def main() -> None:
     material = Material()
     if args.check:
         check(material, args.check)
+        return
+    if args.build_only:
+        for n in sorted(args.sizes):
+            wrote = grow(material, n, args.build_only)
+            rate = wrote["added"] / wrote["write_s"] if wrote["write_s"] else 0.0
+            cpu = wrote["added"] / wrote["cpu_s"] if wrote["cpu_s"] else 0.0
+            load = os.getloadavg()[0]
+            print(
+                json.dumps(
+                    {"chunks": n, **wrote, "docs_per_s": rate, "docs_per_cpu_s": cpu, "load": load}
+                )
+            )
         return
     if args.fresh:
         for stale in CACHE.glob("scale*"):  # the stores, their index caches, the truths

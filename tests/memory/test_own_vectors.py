@@ -57,6 +57,22 @@ def test_bad_vectors_are_invalid_and_write_nothing(kb: trove.Store, bad: object)
     assert kb.stats().documents == 1
 
 
+@pytest.mark.parametrize("bad", [[math.nan, 0, 0, 1], [0, 0, 0, 0]])
+def test_a_bad_vector_in_a_batch_writes_none_of_it(kb: trove.Store, bad: object) -> None:
+    """A batch's vectors are checked together, before the batch is written; a kept
+    item's vector too, though nothing of it is written."""
+    kept = kb.add("anchor", vector=[1, 0, 0, 0], source_id="a")
+    with pytest.raises(InvalidInput):
+        kb.add_many(
+            [{"text": "good", "vector": [0, 1, 0, 0]}, {"text": "bad", "vector": bad}],
+            batch_size=10,
+        )
+    with pytest.raises(InvalidInput):
+        kb.add_many([{"text": "anchor", "source_id": "a", "vector": bad}], on_conflict="keep")
+    assert kb.stats().documents == 1
+    assert kb.search(vector=[1, 0, 0, 0], limit=1)[0].doc_id == kept
+
+
 def test_first_vector_of_a_keyword_store_locks_the_dimension(kb: trove.Store) -> None:
     kb.add("three", vector=[1, 0, 0])
     with pytest.raises(InvalidInput, match="3"):

@@ -66,7 +66,9 @@ def test_a_search_past_its_time_budget_is_stopped(
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:  # type: ignore[operator]
         kb.add_many(
             [
-                {"text": f"word{i % 50} " * 200, "source": "s", "source_id": str(i)}
+                # A word in 60 chunks: a statement past SQLite's first progress call
+                # (1,000 steps), however compact the word index.
+                {"text": f"word{i % 5} " * 200, "source": "s", "source_id": str(i)}
                 for i in range(300)
             ]
         )

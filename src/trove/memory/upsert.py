@@ -59,28 +59,34 @@ def write_many(
     results: list[WriteResult | None] = []
     pending: list[tuple[int, Document]] = []
     given: dict[str, np.ndarray] = {}
+    places: dict[str, int] = {}
     # The first vector of a batch reads the dimension vectors must have, the rest compare
     # (a read a vector was a third of a bulk write with vectors); read again after each
     # flush, which may lock a new store to its first vector's dimension.
     dimension: list[int | None] = []
 
+    # The batch's vectors (every item's, a kept one's too), checked and normalized at
+    # once at the flush, before anything of the batch is written; ``given`` holds their
+    # places until then.
+    seen: list[np.ndarray] = []
+
     def flush() -> None:
-        done = writer.write([doc for _, doc in pending], given)
+        if seen:
+            rows = own_vectors.units(np.stack(seen))
+            given.update((doc_id, rows[at]) for doc_id, at in places.items())
+        done = writer.write([doc for _, doc in pending], given) if pending else []
         for (position, _), result in zip(pending, done, strict=True):
             results[position] = result
         pending.clear()
         given.clear()
+        places.clear()
+        seen.clear()
         dimension.clear()
 
     for item in items:
-        vector = None
-        if isinstance(item, Mapping) and item.get("vector") is not None:
-            vector = own_vectors.parse(item["vector"])
-            if not dimension:
-                own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
-                dimension.append(len(vector))
-            elif len(vector) != dimension[0]:
-                own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
+        vector = _vector(writer, item, dimension)
+        if vector is not None:
+            seen.append(vector)
         if isinstance(item, Mapping) and "vector" in item:
             item = {k: v for k, v in item.items() if k != "vector"}
         resolved = _resolve(writer, item, author_tier, on_conflict)
@@ -88,12 +94,25 @@ def write_many(
         if isinstance(resolved, Document):
             pending.append((len(results) - 1, resolved))
             if vector is not None:
-                given[resolved.id] = vector
-            if len(pending) >= batch_size:
-                flush()
-    if pending:
+                places[resolved.id] = len(seen) - 1
+        if len(pending) >= batch_size or len(seen) >= batch_size:
+            flush()
+    if pending or seen:
         flush()
     return [r for r in results if r is not None]
+
+
+def _vector(writer: Writer, item: Any, dimension: list[int | None]) -> np.ndarray | None:
+    """The item's vector, if it brings one, of the dimension the batch's vectors have."""
+    if not isinstance(item, Mapping) or item.get("vector") is None:
+        return None
+    vector = own_vectors.flat(item["vector"])
+    if not dimension:
+        own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
+        dimension.append(len(vector))
+    elif len(vector) != dimension[0]:
+        own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
+    return vector
 
 
 def _resolve(

@@ -6,10 +6,22 @@ delete. Chunk ids are given explicitly, from the table's AUTOINCREMENT counter, 
 are known without a round trip per row: the caller holds the write transaction
 (``BEGIN IMMEDIATE``), so no other writer can take them, and an explicit id above the
 counter moves it on (ids are still never reused, which the index caches rely on).
+
+A new document is counted (stats.py) and logged (events.py), and a new chunk indexed and
+counted, by triggers: a statement per row for each, where a batch does each job in one
+statement for all its rows (the word index took half the time of a chunk, its trigger
+costing twice one statement for the batch). The insert triggers skip while the table
+``bulk_batch`` holds a row: the batch writes one before its rows and deletes it before
+its own statements (which run even when a row failed: the rows before it are done),
+all inside the caller's transaction, so no other connection ever sees it, and a crash
+rolls it back with the batch. New chunks are found by their ids, new documents as the
+rows after the largest rowid before them (SQLite gives a new row the next one). Updates,
+deletes and every other write path go through the triggers as before.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
@@ -17,10 +29,58 @@ from typing import Any
 from trove.backends.base import ChunkRow, DocumentWrite
 from trove.backends.rows import CHUNK_COLUMNS, chunk_values
 from trove.backends.sqlite.connection import SerializedConnection
+from trove.backends.sqlite.events import WRITTEN_SQL, written_trigger_sql
+from trove.backends.sqlite.stats import ADDED_SQL, added_trigger_sql
 from trove.models import Document
 from trove.search.query import cjk_text
 
 _PART = 500  # ids per IN (...) list, well under SQLite's parameter limit
+
+_SESSION = "CASE WHEN d.scope = 'session' THEN '=' || d.session_id ELSE '' END"
+_SKIP = "WHEN NOT EXISTS (SELECT 1 FROM bulk_batch)"
+# Schema 12 (schema.py runs it): the table, and the insert triggers of documents and
+# chunks (schemas 4, 8 and 11: events.py, stats.py) again, each skipped during a batch.
+# And two indexes of schema 1 that no query reads go: each cost a document write about a
+# tenth of its time, and the one by content hash a page write per document in a large
+# store (its keys are random).
+BULK_SQL = f"""
+CREATE TABLE IF NOT EXISTS bulk_batch (open INTEGER NOT NULL) STRICT;
+DROP INDEX IF EXISTS document_hash;
+DROP INDEX IF EXISTS document_updated;
+DROP TRIGGER IF EXISTS chunk_ai;
+CREATE TRIGGER chunk_ai AFTER INSERT ON chunk {_SKIP} BEGIN
+    INSERT INTO chunk_fts (rowid, head, text) VALUES (new.id, new.head, new.text);
+END;
+DROP TRIGGER IF EXISTS doc_tally_ai;
+{added_trigger_sql(_SKIP)}
+DROP TRIGGER IF EXISTS document_event_ai;
+{written_trigger_sql(_SKIP)}
+DROP TRIGGER IF EXISTS chunk_tally_ai;
+CREATE TRIGGER chunk_tally_ai AFTER INSERT ON chunk {_SKIP} BEGIN
+    INSERT INTO chunk_tally SELECT d.namespace, {_SESSION}, 1
+    FROM document d INDEXED BY document_visible WHERE d.id = NEW.doc_id
+    ON CONFLICT DO UPDATE SET chunks = chunks + 1;
+END;
+"""
+# What the two triggers do, for the chunks with ids ?1 to ?2.
+_WORDS = (
+    "INSERT INTO chunk_fts (rowid, head, text) "
+    "SELECT id, head, text FROM chunk WHERE id BETWEEN ?1 AND ?2"
+)
+_TALLY = (
+    f"INSERT INTO chunk_tally SELECT d.namespace, {_SESSION}, count(*) "
+    "FROM chunk c JOIN document d INDEXED BY document_visible ON d.id = c.doc_id "
+    "WHERE c.id BETWEEN ?1 AND ?2 GROUP BY 1, 2 "
+    "ON CONFLICT DO UPDATE SET chunks = chunks + excluded.chunks"
+)
+_DOCS_COUNTED = (
+    "INSERT INTO doc_tally VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE "
+    "SET docs = docs + excluded.docs, text_bytes = text_bytes + excluded.text_bytes"
+)
+_TALLY_COUNTED = (
+    "INSERT INTO chunk_tally VALUES (?, ?, ?) "
+    "ON CONFLICT DO UPDATE SET chunks = chunks + excluded.chunks"
+)
 
 
 def put_many(
@@ -31,12 +91,24 @@ def put_many(
 ) -> tuple[list[int], list[int]]:
     """Write documents (and, where ``reindex``, replace their chunks); returns (old chunk
     ids, new chunk ids in the order of ``writes`` and their chunks)."""
-    full = [w.doc for w in writes if w.reindex]
+    names, marks = ", ".join(columns), ", ".join("?" * len(columns))
+    new = [w.doc for w in writes if w.fresh]
+    if new:  # new rows take the rowids after the largest: their triggers' work by range
+        last = conn.execute("SELECT coalesce(max(rowid), 0) FROM document")[0][0]
+        _batch(
+            conn,
+            lambda: conn.executemany(
+                f"INSERT INTO document ({names}) VALUES ({marks})",
+                list(map(itemgetter(*columns), map(row, new))),
+            ),
+            [(WRITTEN_SQL[0], (last,)), (WRITTEN_SQL[1], ()), (ADDED_SQL, (last,))],
+            lambda: conn.executemany(_DOCS_COUNTED, _doc_tally(new)),
+        )
+    full = [w.doc for w in writes if w.reindex and not w.fresh]
     if full:
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c != "id")
         conn.executemany(
-            f"INSERT INTO document ({', '.join(columns)}) "
-            f"VALUES ({', '.join('?' * len(columns))}) "
+            f"INSERT INTO document ({names}) VALUES ({marks}) "
             f"ON CONFLICT (id) DO UPDATE SET {updates}",
             list(map(itemgetter(*columns), map(row, full))),
         )
@@ -50,7 +122,46 @@ def put_many(
             [(*(v[c] for c in kept), v["id"]) for v in values],
         )
     dropped = _drop_chunks(conn, [w.doc.id for w in writes if w.reindex and not w.fresh])
-    return dropped, _insert_chunks(conn, [(w.doc.id, w.chunks) for w in writes if w.reindex])
+    return dropped, _insert_chunks(conn, [(w.doc, w.chunks) for w in writes if w.reindex])
+
+
+def _doc_tally(docs: Sequence[Document]) -> list[tuple[Any, ...]]:
+    """The document tally's rows for new documents (stats.py's key), from the documents
+    themselves: ``ADDED_SQL`` reads each text back (a copy of a 50 MB one)."""
+    counts: dict[tuple[Any, ...], list[int]] = {}
+    for d in docs:
+        session = "=" + d.session_id if d.scope == "session" else ""
+        key = (d.namespace, session, d.source, d.doc_type, int(d.deleted_at is not None))
+        size = len(d.text) if d.text.isascii() else len(d.text.encode("utf-8"))
+        tally = counts.setdefault(key, [0, 0])
+        tally[0] += 1
+        tally[1] += size
+    return [(*key, docs, size) for key, (docs, size) in counts.items()]
+
+
+def _batch(
+    conn: SerializedConnection,
+    write: Callable[[], None],
+    then: Sequence[tuple[str, tuple[Any, ...]]],
+    tally: Callable[[], None] | None = None,
+) -> None:
+    """``write`` with the per-row insert triggers skipped, then ``then``'s statements,
+    which do their work for the batch: even when a row of ``write`` failed (the rows
+    before it stay in the caller's transaction, indexed and counted). ``tally``: a
+    cheaper last statement when every row was written."""
+    conn.execute("INSERT INTO bulk_batch VALUES (1)")
+    try:
+        write()
+    except BaseException:
+        conn.execute("DELETE FROM bulk_batch")
+        for sql, params in then:
+            conn.execute(sql, params)
+        raise
+    conn.execute("DELETE FROM bulk_batch")
+    for sql, params in then[:-1] if tally is not None else then:
+        conn.execute(sql, params)
+    if tally is not None:
+        tally()
 
 
 def _drop_chunks(conn: SerializedConnection, doc_ids: Sequence[str]) -> list[int]:
@@ -66,7 +177,7 @@ def _drop_chunks(conn: SerializedConnection, doc_ids: Sequence[str]) -> list[int
 
 
 def _insert_chunks(
-    conn: SerializedConnection, chunks: Sequence[tuple[str, Sequence[ChunkRow]]]
+    conn: SerializedConnection, chunks: Sequence[tuple[Document, Sequence[ChunkRow]]]
 ) -> list[int]:
     count = sum(len(rows) for _, rows in chunks)
     if not count:
@@ -82,17 +193,26 @@ def _insert_chunks(
     ids = list(range(first, first + count))
     params = []
     grams = []
+    # The chunk tally's keys, from the documents just written (the statement _TALLY
+    # reads them back, a random look-up a chunk: a tenth of a chunk's time at 100k).
+    counts: Counter[tuple[str, str]] = Counter()
     it = iter(ids)
-    for doc_id, rows in chunks:
+    for doc, rows in chunks:
+        counts[doc.namespace, "=" + doc.session_id if doc.scope == "session" else ""] += len(rows)
         for r in rows:
             chunk_id = next(it)
-            params.append((chunk_id, *chunk_values(doc_id, r)))
+            params.append((chunk_id, *chunk_values(doc.id, r)))
             cjk = cjk_text(r.head, r.text)
             if cjk is not None:  # only text with CJK pays for the bigram index
                 grams.append((chunk_id, cjk))
-    conn.executemany(
-        f"INSERT INTO chunk (id, {CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        params,
+    _batch(
+        conn,
+        lambda: conn.executemany(
+            f"INSERT INTO chunk (id, {CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            params,
+        ),
+        [(_WORDS, (first, ids[-1])), (_TALLY, (first, ids[-1]))],
+        lambda: conn.executemany(_TALLY_COUNTED, [(*key, n) for key, n in counts.items()]),
     )
     if grams:
         conn.executemany("INSERT INTO chunk_cjk (rowid, grams) VALUES (?, ?)", grams)

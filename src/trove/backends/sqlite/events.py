@@ -26,6 +26,21 @@ _INSERT = (
 )
 
 
+def written_trigger_sql(when: str = "") -> str:
+    """The trigger that logs a new document (``when``: its condition, schema 12)."""
+    return f"""CREATE TRIGGER IF NOT EXISTS document_event_ai AFTER INSERT ON document {when}
+        BEGIN {_INSERT.format(kind="'written'", row=_ROW.format(r="new"))} END;"""
+
+
+# What that trigger does, for the document rows after rowid ?1 (a bulk batch's, bulk.py).
+WRITTEN_SQL = (
+    "INSERT INTO event_log (kind, doc_id, namespace, scope, session_id, source, doc_type, "
+    f"importance, at) SELECT 'written', {_ROW.format(r='d')} FROM document d "
+    "WHERE d.rowid > ?1 ORDER BY d.rowid",
+    f"DELETE FROM event_log WHERE id < (SELECT max(id) FROM event_log) - {KEEP}",
+)
+
+
 def event_log_sql() -> str:
     """The table and the triggers that fill it (migration 7)."""
     changed = (
@@ -46,9 +61,7 @@ def event_log_sql() -> str:
             importance REAL,
             at REAL NOT NULL
         ) STRICT;
-        CREATE TRIGGER IF NOT EXISTS document_event_ai AFTER INSERT ON document BEGIN
-            {_INSERT.format(kind="'written'", row=_ROW.format(r="new"))}
-        END;
+        {written_trigger_sql()}
         -- Only what a writer changes: bookkeeping columns (access counts) are no event.
         CREATE TRIGGER IF NOT EXISTS document_event_au AFTER UPDATE ON document
         WHEN old.updated_at IS NOT new.updated_at OR old.deleted_at IS NOT new.deleted_at

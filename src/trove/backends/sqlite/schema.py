@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import apsw
 
+from trove.backends.sqlite.bulk import BULK_SQL
 from trove.backends.sqlite.connection import SerializedConnection
 from trove.backends.sqlite.enrich import ENRICHMENT_SQL
 from trove.backends.sqlite.events import event_log_sql
@@ -274,6 +275,13 @@ def m011_tally(conn: apsw.Connection) -> None:
     conn.execute(TALLY_SQL)
 
 
+def m012_bulk_batch(conn: apsw.Connection) -> None:
+    """Bulk writes (issue 14): a batch of new chunks fills the word index and the chunk
+    tally in one statement each, and their per-row triggers skip it (see
+    :mod:`trove.backends.sqlite.bulk`)."""
+    conn.execute(BULK_SQL)
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_initial,
     m002_memory,
@@ -286,6 +294,7 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m009_originals,
     m010_file_state,
     m011_tally,
+    m012_bulk_batch,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

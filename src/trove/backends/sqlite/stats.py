@@ -72,6 +72,25 @@ def _moved(old: str, new: str) -> str:
     )
 
 
+def added_trigger_sql(when: str = "") -> str:
+    """The trigger that counts a new document (``when``: its condition, schema 12)."""
+    return (
+        f"CREATE TRIGGER IF NOT EXISTS doc_tally_ai AFTER INSERT ON document {when} "
+        f"BEGIN {_add_doc('NEW')} {_add_chunks('NEW')} END;"
+    )
+
+
+# What that trigger does, for the document rows after rowid ?1 (a bulk batch's, bulk.py):
+# but for the count of their chunks, none yet (foreign keys hold; a batch writes chunks
+# after their documents, counted on their own), which would be a random look-up a
+# document in a large store.
+ADDED_SQL = (
+    f"INSERT INTO doc_tally SELECT {_DOC_KEY}, count(*), sum({_BYTES}) FROM document {{row}} "
+    "WHERE {row}.rowid > ?1 GROUP BY 1, 2, 3, 4, 5 ON CONFLICT DO UPDATE "
+    "SET docs = docs + excluded.docs, text_bytes = text_bytes + excluded.text_bytes"
+).format(row="d")
+
+
 # Schema 11 (schema.py runs it): the tallies, their triggers, and the tallies filled from
 # the rows already there. Idempotent: a file whose version was set back recounts.
 # Documents by their whole key; chunks by namespace and session only (stats counts them in
@@ -96,8 +115,7 @@ CREATE TABLE IF NOT EXISTS chunk_tally (
     chunks INTEGER NOT NULL,
     PRIMARY KEY (namespace, session)
 ) STRICT, WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS doc_tally_ai AFTER INSERT ON document
-BEGIN {_add_doc("NEW")} {_add_chunks("NEW")} END;
+{added_trigger_sql()}
 CREATE TRIGGER IF NOT EXISTS doc_tally_bd BEFORE DELETE ON document
 BEGIN {_subtract_doc("OLD")} {_subtract_chunks("OLD")} END;
 CREATE TRIGGER IF NOT EXISTS doc_tally_au
@@ -128,6 +146,7 @@ INSERT INTO chunk_tally
 CREATE INDEX IF NOT EXISTS document_expiry ON document (expires_at)
     WHERE expires_at IS NOT NULL AND deleted_at IS NULL;
 """
+
 
 _MINE = "(?1 IS NULL OR namespace = ?1) AND (?2 IS NULL OR session = '' OR session = '=' || ?2)"
 _DOCS = (

@@ -1,0 +1,106 @@
+"""A bulk batch counts and logs its new documents and indexes and counts their chunks in
+one statement each, its insert triggers skipped (schema 12): the index, the counts and
+the event log stay those the triggers keep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+
+import trove
+from trove.backends.base import DocumentWrite
+from trove.backends.sqlite.schema import LATEST_VERSION
+
+pytestmark = pytest.mark.sqlite_only
+
+
+def _conn(kb: trove.Store) -> Any:
+    return kb.backend.conn  # type: ignore[attr-defined]
+
+
+def assert_in_step(kb: trove.Store) -> None:
+    """The word index holds exactly the chunk rows, the tallies count the rows, every
+    document has its 'written' event, and no batch is left open."""
+    conn = _conn(kb)
+    conn.execute("INSERT INTO chunk_fts (chunk_fts) VALUES ('integrity-check')")
+    assert conn.execute("SELECT count(*) FROM bulk_batch") == [(0,)]
+    chunks = conn.execute("SELECT count(*) FROM chunk")[0][0]
+    assert conn.execute("SELECT coalesce(sum(chunks), 0) FROM chunk_tally") == [(chunks,)]
+    assert conn.execute("SELECT sum(docs), sum(text_bytes) FROM doc_tally") == conn.execute(
+        "SELECT count(*), sum(length(CAST(text AS BLOB))) FROM document"
+    )
+    assert conn.execute(
+        "SELECT doc_id FROM event_log WHERE kind = 'written' ORDER BY id"
+    ) == conn.execute("SELECT id FROM document ORDER BY rowid")
+
+
+def test_bulk_writes_are_found_and_counted(tmp_path: Path) -> None:
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        # Up to four chunks a document, some batches of them rewriting the last.
+        items = [{"text": f"walrus {i} " + "tusk " * i, "source_id": str(i)} for i in range(300)]
+        kb.add_many(items, batch_size=100)
+        kb.add("a single walrus", session="s1", scope="session")
+        kb.add_many([{"text": "walrus number 7 again", "source_id": "7"}])  # replaces
+        assert kb.stats().documents == 301
+        assert kb.stats().chunks > 301
+        assert len(kb.search("walrus", mode="keyword", limit=400)) == 301
+        assert_in_step(kb)
+
+
+def test_a_failed_row_leaves_no_batch_open_and_its_predecessors_indexed(
+    tmp_path: Path,
+) -> None:
+    """A row of the batch fails (a duplicate chunk) inside an outer transaction whose
+    caller goes on and commits: the rows before it are indexed and counted, and the
+    writes after it go through the triggers again."""
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.add("first walrus", source_id="a")
+        docs = [kb.writer.prepare({"text": f"walrus {i}", "source_id": f"b{i}"}) for i in range(3)]
+        plans = kb.writer.plan(docs)
+        writes = [DocumentWrite(p.doc, True, p.chunks, True) for p in plans.values()]
+        writes[2] = DocumentWrite(writes[2].doc, True, writes[2].chunks * 2, True)
+        backend = kb.backend
+        with backend.transaction():  # type: ignore[attr-defined]
+            with pytest.raises(apsw.ConstraintError):
+                backend.put_many(writes)
+            assert _conn(kb).execute("SELECT count(*) FROM bulk_batch") == [(0,)]
+        kb.add("a later walrus", source_id="c")
+        assert_in_step(kb)
+        assert kb.stats().chunks == 5
+        assert len(kb.search("walrus", mode="keyword")) == 5
+
+
+def test_schema_11_file_migrates_to_bulk_batches(tmp_path: Path) -> None:
+    path = tmp_path / "kb.db"
+    with trove.open(path, embedder=None) as kb:
+        kb.add_many([{"text": f"old walrus {i}"} for i in range(20)])
+        # Back to schema 11: per-row triggers, the two indexes no query reads, no table.
+        _conn(kb).execute(
+            "DROP TABLE bulk_batch; DROP TRIGGER chunk_ai; DROP TRIGGER chunk_tally_ai; "
+            "CREATE TRIGGER chunk_ai AFTER INSERT ON chunk BEGIN "
+            "INSERT INTO chunk_fts (rowid, head, text) VALUES (new.id, new.head, new.text); "
+            "END; "
+            "CREATE TRIGGER chunk_tally_ai AFTER INSERT ON chunk BEGIN "
+            "INSERT INTO chunk_tally SELECT d.namespace, "
+            "CASE WHEN d.scope = 'session' THEN '=' || d.session_id ELSE '' END, 1 "
+            "FROM document d INDEXED BY document_visible WHERE d.id = NEW.doc_id "
+            "ON CONFLICT DO UPDATE SET chunks = chunks + 1; END; "
+            "CREATE INDEX document_hash ON document (namespace, content_hash); "
+            "CREATE INDEX document_updated ON document (namespace, updated_at); "
+            "PRAGMA user_version = 11"
+        )
+    with trove.open(path, embedder=None) as kb:
+        assert kb.stats().schema_version == LATEST_VERSION == 12
+        names = {
+            str(r[0])
+            for r in _conn(kb).execute("SELECT name FROM sqlite_schema WHERE type = 'index'")
+        }
+        assert not names & {"document_hash", "document_updated"}
+        kb.add_many([{"text": f"new walrus {i}"} for i in range(20)])
+        kb.add("one more walrus")
+        assert kb.stats().chunks == 41
+        assert len(kb.search("walrus", mode="keyword", limit=100)) == 41
+        assert_in_step(kb)
