@@ -12,6 +12,7 @@ import pytest
 
 import trove
 from trove.backends.base import DocumentWrite
+from trove.backends.sqlite import bulk
 from trove.backends.sqlite.schema import LATEST_VERSION
 
 pytestmark = pytest.mark.sqlite_only
@@ -71,6 +72,27 @@ def test_a_failed_row_leaves_no_batch_open_and_its_predecessors_indexed(
         assert_in_step(kb)
         assert kb.stats().chunks == 5
         assert len(kb.search("walrus", mode="keyword")) == 5
+
+
+def test_a_failed_clean_up_undoes_the_batch_and_its_marker(tmp_path: Path) -> None:
+    """Should a batch's own closing statements fail, the batch is rolled back with its
+    ``bulk_batch`` row: a caller that swallows the error and commits leaves no marker that
+    would make every later write skip its triggers."""
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.add("first walrus", source_id="a")
+        conn = kb.backend.conn  # type: ignore[attr-defined]
+        with kb.backend.transaction():  # type: ignore[attr-defined]
+            with pytest.raises(apsw.SQLError):
+                bulk._batch(
+                    conn,
+                    lambda: conn.execute("DELETE FROM document WHERE source_id = 'a'"),
+                    [("SELECT no_such_function()", ())],
+                )
+            assert conn.execute("SELECT count(*) FROM bulk_batch") == [(0,)]
+        assert kb.stats().documents == 1  # the batch's delete was undone
+        kb.add("a later walrus", source_id="c")
+        assert_in_step(kb)
+        assert len(kb.search("walrus", mode="keyword")) == 2
 
 
 def test_schema_11_file_migrates_to_bulk_batches(tmp_path: Path) -> None:

@@ -149,19 +149,38 @@ def _batch(
     which do their work for the batch: even when a row of ``write`` failed (the rows
     before it stay in the caller's transaction, indexed and counted). ``tally``: a
     cheaper last statement when every row was written."""
+    # A savepoint: should the clean-up itself fail, the batch is undone with its
+    # ``bulk_batch`` row, never left behind (a caller that swallowed the error and
+    # committed would otherwise skip every later write's triggers).
+    conn.execute("SAVEPOINT bulk_batch")
     conn.execute("INSERT INTO bulk_batch VALUES (1)")
+    failure: BaseException | None = None
     try:
         write()
-    except BaseException:
+    except BaseException as e:
+        failure = e
+    try:
         conn.execute("DELETE FROM bulk_batch")
-        for sql, params in then:
+        for sql, params in then[:-1] if tally is not None and failure is None else then:
             conn.execute(sql, params)
+        if tally is not None and failure is None:
+            tally()
+    except BaseException:
+        _undo(conn)
         raise
-    conn.execute("DELETE FROM bulk_batch")
-    for sql, params in then[:-1] if tally is not None else then:
-        conn.execute(sql, params)
-    if tally is not None:
-        tally()
+    conn.execute("RELEASE bulk_batch")
+    if failure is not None:
+        raise failure
+
+
+def _undo(conn: SerializedConnection) -> None:
+    """Roll the batch back to its savepoint (unless SQLite already ended the whole
+    transaction: then the batch and its row are gone with it)."""
+    try:
+        conn.execute("ROLLBACK TO bulk_batch")
+        conn.execute("RELEASE bulk_batch")
+    except Exception:  # the failure that got us here is what the caller needs
+        pass
 
 
 def _drop_chunks(conn: SerializedConnection, doc_ids: Sequence[str]) -> list[int]:
