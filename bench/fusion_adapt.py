@@ -1,16 +1,23 @@
 """Fit and check hybrid search's per-query fusion weights (trove.search.fusion.adapt).
 
-    python bench/fusion_adapt.py fit       # choose the slopes on the train splits
+    python bench/fusion_adapt.py fit       # choose the priors and slopes on the train splits
     python bench/fusion_adapt.py report    # every split: keyword, semantic, fixed, adaptive
 
 Works offline on each query's two legs (depth 200), collected once by bench/fusion_grid.py
-from the cached stores bench/quality.py builds. ``fit`` chooses the slopes of
-:func:`trove.search.fusion.adapt` on the train splits of every (data set, embedder) pair
-together: the mean nDCG@10 over the pairs, less a penalty wherever hybrid falls below the
-better single mode (the requirement: never more than 0.005 below it); it prints the
-constants to paste into src/trove/search/fusion.py. ``report`` gives, for every split,
-nDCG@10 of keyword, semantic, hybrid with the script's fixed weights and hybrid with
-per-query weights (the slopes in fusion.py), computed the way ``fuse`` ranks.
+from the cached stores bench/quality.py builds. ``fit`` chooses, on the train splits only:
+
+1. each embedder's prior keyword weight per script (fusion.PRIORS): the best mean
+   nDCG@10 among the weights that stay within MARGIN of the better single mode in the
+   worst tenth of bootstrap resamples of the train queries (a weight that wins on
+   average but loses on a plausible draw of queries is not chosen);
+2. then the slopes of the per-query features (max-min): the smallest gain over the priors
+   alone, across every (data set, embedder) pair, must be positive, so slopes that help one
+   pair at another's cost are never chosen.
+
+It prints the constants to paste into src/trove/search/fusion.py. ``report`` gives, for
+every split, nDCG@10 of keyword, semantic, hybrid with the script's fixed weights and with
+the shipped per-query weights (priors and slopes in fusion.py), computed the way ``fuse``
+ranks.
 """
 
 from __future__ import annotations
@@ -38,23 +45,26 @@ SETS = [
     ("cmrc2018", 0, "multilingual", "trial", "dev"),
     ("cmrc2018", 0, "default", "trial", "dev"),
 ]
-LANGUAGES = {
-    "default": MiniLMEmbedder.languages,
-    "multilingual": MultilingualEmbedder.languages,
-}
+MODELS = {"default": MiniLMEmbedder, "multilingual": MultilingualEmbedder}
 # Train-split shortfall below the better single mode that the fit tolerates unpenalised
 # (a margin under the 0.005 required on the held-out splits).
 MARGIN = 0.002
 DISCOUNT = 1 / np.log2(np.arange(2, 12))
-# The slopes the fit tries, per feature.
+# The slopes the fit tries, per feature; the priors it tries; the bootstrap behind them.
 GRID = np.round(np.arange(-1.0, 1.01, 0.1), 2)
+PRIOR_GRID = np.round(np.arange(0.3, 0.91, 0.1), 2)
+RESAMPLES, QUANTILE = 1000, 10
+# A prior is fitted only for a (model, script) with this many train queries.
+MIN_QUERIES = 100
 
 
 @dataclass
 class Query:
     """One query's legs as fuse sees them, and its judgments over their documents."""
 
-    base: float  # the script's keyword weight; 1.0 where the model cannot read the query
+    base: float  # its prior (fusion.prior); 1.0 where the model cannot read the query
+    default: float  # the script's fixed keyword weight (or 1.0)
+    group: tuple[str, str]  # (model id, script group): what its prior is fitted for
     features: np.ndarray
     adaptable: bool  # both legs found something
     keyword: np.ndarray  # each document's z-score (the leg's lowest where it is missing)
@@ -70,13 +80,14 @@ def load(dataset: str, max_docs: int, embedder: str, split: str) -> list[Query]:
     runs, source = collect(dataset, embedder, split, max_docs)
     judged = _data.qrels(dataset, split)
     texts = _data.queries(dataset, split)
-    known = LANGUAGES[embedder]
+    model = MODELS[embedder]
     queries = []
     for qid, legs in runs.items():
         scripts = scripts_of(texts[qid], min_share=SCRIPT_SHARE)
-        base = CJK_KEYWORD_WEIGHT if "cjk" in scripts else KEYWORD_WEIGHT
-        if known is not None and not scripts <= known:
-            base = 1.0
+        default = CJK_KEYWORD_WEIGHT if "cjk" in scripts else KEYWORD_WEIGHT
+        if model.languages is not None and not scripts <= model.languages:
+            default = 1.0
+        base = fusion.prior(model.model_id, scripts, default) if default < 1 else default
         hits = {
             name: [ChunkHit(d, 0, s, Chunk(0, 0, 0)) for d, s in items]
             for name, items in legs.items()
@@ -95,6 +106,8 @@ def load(dataset: str, max_docs: int, embedder: str, split: str) -> list[Query]:
         queries.append(
             Query(
                 base=base,
+                default=default,
+                group=(model.model_id, fusion.script_group(scripts)),
                 features=np.array(fusion.query_features(hits) if both else [0.0] * 3),
                 adaptable=both,
                 keyword=columns[0],
@@ -134,7 +147,12 @@ def weights(
 
 
 def hybrid(queries: list[Query], keyword: np.ndarray | list[float]) -> float:
-    """Mean nDCG@10 of the convex fusion at each query's keyword weight (at 1.0, the
+    """Mean nDCG@10 of the convex fusion at each query's keyword weight."""
+    return float(np.mean(per_query(queries, keyword)))
+
+
+def per_query(queries: list[Query], keyword: np.ndarray | list[float]) -> np.ndarray:
+    """Each query's nDCG@10 of the convex fusion at its keyword weight (at 1.0, the
     keyword leg alone, as hybrid search runs a query the model cannot read)."""
     weights = np.asarray(keyword, dtype=float)
     fused = _ndcg_at(_padded(queries), weights)
@@ -142,13 +160,13 @@ def hybrid(queries: list[Query], keyword: np.ndarray | list[float]) -> float:
         ndcg(q, q.keyword, q.in_keyword) if w == 1 else 0.0
         for q, w in zip(queries, weights, strict=True)
     ]
-    return float(np.mean(np.where(weights == 1, alone, fused)))
+    return np.where(weights == 1, alone, fused)
 
 
 def _padded(queries: list[Query]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The queries' columns as matrices, one row each (padding ranks below everything)."""
     key = id(queries)
-    if key not in _PADDED:
+    if key not in _PADDED or _PADDED[key][0] is not queries:  # an id reused
         width = max(len(q.keyword) for q in queries)
         k, s = np.full((2, len(queries), width), -1e9)
         relevant = np.zeros((len(queries), width))
@@ -156,11 +174,11 @@ def _padded(queries: list[Query]) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
             k[i, : len(q.keyword)], s[i, : len(q.semantic)] = q.keyword, q.semantic
             relevant[i, : len(q.relevant)] = q.relevant
         ideal = np.array([q.ideal for q in queries])
-        _PADDED[key] = (k, s, relevant, ideal)
-    return _PADDED[key]
+        _PADDED[key] = (queries, (k, s, relevant, ideal))
+    return _PADDED[key][1]
 
 
-_PADDED: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+_PADDED: dict[int, tuple[list[Query], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]] = {}
 
 
 def _ndcg_at(
@@ -175,34 +193,73 @@ def _ndcg_at(
 
 def singles(queries: list[Query]) -> tuple[float, float]:
     """Mean nDCG@10 of keyword and of semantic alone (each over its own list)."""
-    keyword = np.mean([ndcg(q, q.keyword, q.in_keyword) for q in queries])
-    semantic = np.mean([ndcg(q, q.semantic, q.in_semantic) for q in queries])
-    return float(keyword), float(semantic)
+    keyword, semantic = single_runs(queries)
+    return float(keyword.mean()), float(semantic.mean())
+
+
+def single_runs(queries: list[Query]) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's nDCG@10 with keyword alone and with semantic alone."""
+    keyword = np.array([ndcg(q, q.keyword, q.in_keyword) for q in queries])
+    semantic = np.array([ndcg(q, q.semantic, q.in_semantic) for q in queries])
+    return keyword, semantic
+
+
+def fit_priors(sets: list[list[Query]]) -> dict[tuple[str, str], float]:
+    """Each (model, script group)'s prior keyword weight: the best mean nDCG@10 on its
+    train queries among the weights whose margin over the better single mode, at the
+    QUANTILE-th percentile of bootstrap resamples of those queries, is at least -MARGIN
+    (the largest such margin if none is); sets each query's ``base`` to it."""
+    groups: dict[tuple[str, str], list[Query]] = {}
+    for q in (q for qs in sets for q in qs if 0 < q.default < 1):
+        groups.setdefault(q.group, []).append(q)
+    rng = np.random.default_rng(0)
+    priors = {}
+    for group, qs in sorted(groups.items()):
+        if len(qs) < MIN_QUERIES:
+            continue
+        keyword, semantic = single_runs(qs)
+        curves = np.stack([per_query(qs, np.full(len(qs), w)) for w in PRIOR_GRID], axis=1)
+        draws = rng.integers(0, len(qs), (RESAMPLES, len(qs)))
+        better = np.maximum(keyword[draws].mean(axis=1), semantic[draws].mean(axis=1))
+        low = np.percentile(curves[draws].mean(axis=1) - better[:, None], QUANTILE, axis=0)
+        mean = curves.mean(axis=0)
+        safe = low >= -MARGIN  # never hurts, on a plausible draw of queries
+        pick = int(np.argmax(np.where(safe, mean, -np.inf))) if safe.any() else int(np.argmax(low))
+        priors[group] = float(PRIOR_GRID[pick])
+        cells = "  ".join(
+            f"{w}:{m:.4f}/{d:+.4f}" for w, m, d in zip(PRIOR_GRID, mean, low, strict=True)
+        )
+        print(f"  {group} ({len(qs)} queries), prior: mean / p{QUANTILE} margin: {cells}")
+        for q in qs:
+            q.base = priors[group]
+    return priors
 
 
 def fit(sets: list[list[Query]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Slopes (and the features' centre and spread) that maximise the train objective."""
+    """Slopes (and the features' centre and spread) that maximise the smallest gain over
+    the priors alone across the train sets (then the mean gain)."""
+    sets = [qs for qs in sets if any(0 < q.base < 1 and q.adaptable for q in qs)]
     pooled = np.array([q.features for qs in sets for q in qs if 0 < q.base < 1 and q.adaptable])
     centre, spread = pooled.mean(axis=0), pooled.std(axis=0)
-    floors = [max(singles(qs)) - MARGIN for qs in sets]
+    flat = [hybrid(qs, weights(qs, np.zeros(len(centre)), centre, spread)) for qs in sets]
 
-    def loss(slopes: np.ndarray) -> float:
-        total = 0.0
-        for qs, floor in zip(sets, floors, strict=True):
-            got = hybrid(qs, weights(qs, slopes, centre, spread))
-            total += got - 10 * max(0.0, floor - got)
-        return -total / len(sets)
+    def objective(slopes: np.ndarray) -> float:
+        gains = [
+            hybrid(qs, weights(qs, slopes, centre, spread)) - before
+            for qs, before in zip(sets, flat, strict=True)
+        ]
+        return min(gains) + 0.01 * float(np.mean(gains))
 
     # nDCG is a step function of the slopes: a coordinate search over a grid, not a
     # gradient method (Nelder-Mead stalls on its first plateau)
     slopes = np.zeros(len(centre))
-    best = -loss(slopes)
+    best = objective(slopes)
     for sweep in range(3):
         for i in range(len(slopes)):
             for value in GRID:
                 trial = slopes.copy()
                 trial[i] = value
-                got = -loss(trial)
+                got = objective(trial)
                 if got > best + 1e-6:
                     best, slopes = got, trial
         print(f"  sweep {sweep + 1}: slopes {np.round(slopes, 2).tolist()} objective {best:.4f}")
@@ -224,7 +281,7 @@ def report(split_index: int, slopes: tuple[np.ndarray, np.ndarray, np.ndarray]) 
         split = splits[split_index]
         qs = load(dataset, max_docs, embedder, split)
         keyword, semantic = singles(qs)
-        fixed = hybrid(qs, [q.base for q in qs])
+        fixed = hybrid(qs, [q.default for q in qs])
         adapted = hybrid(qs, weights(qs, *slopes))
         name = f"{dataset} ({max_docs} docs)" if max_docs else dataset
         print(
@@ -239,11 +296,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.action == "fit":
         sets = [load(d, n, e, train) for d, n, e, train, _ in SETS]
+        priors = fit_priors(sets)
         slopes, centre, spread = fit(sets)
+        print(f"PRIORS = {priors}")
         print(f"ADAPTIVE_CENTRE = {tuple(centre.tolist())}")
         print(f"ADAPTIVE_SPREAD = {tuple(spread.tolist())}")
         print(f"ADAPTIVE_SLOPES = {tuple(slopes.tolist())}")
-        report(0, (slopes, centre, spread))
         return
     for index in (0, 1):
         report(index, current())

@@ -161,3 +161,50 @@ def test_hybrid_search_adapts_unless_the_store_sets_a_keyword_weight(tmp_path: P
         kb.add_many(docs)
         explained = kb.search("interferon myocarditis", explain=True)[0].explain
         assert explained is not None and "query_weights" not in explained
+
+
+def test_prior_is_the_models_fitted_weight_for_the_script_else_the_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(fusion, "PRIORS", {("m", "latin"): 0.8, ("m", "cjk"): 0.9})
+    assert fusion.prior("m", frozenset({"latin"}), 0.5) == 0.8
+    assert fusion.prior("m", frozenset({"cjk", "latin"}), 0.7) == 0.9  # any CJK: cjk
+    assert fusion.prior("m", frozenset({"cyrillic"}), 0.5) == 0.5  # not fitted
+    assert fusion.prior("other", frozenset({"latin"}), 0.5) == 0.5  # another model
+    assert fusion.script_group(frozenset({"latin", "greek"})) == "greek+latin"
+
+
+def test_hybrid_search_starts_from_the_embedders_prior(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fusion, "PRIORS", {("hash:64", "latin"): 0.8})
+    docs = [{"text": "Interferon gamma drives myocarditis in mice."}, {"text": "Bread recipes."}]
+    with trove.open(tmp_path / "a.db", embedder="hash:64") as kb:
+        kb.add_many(docs)
+        explained = kb.search("interferon myocarditis", explain=True)[0].explain
+        assert explained is not None
+        assert explained["weights"] == {"keyword": 0.8, "semantic": 0.2}
+    with trove.open(tmp_path / "b.db", embedder="hash:32") as kb:  # no prior: the script's
+        kb.add_many(docs)
+        explained = kb.search("interferon myocarditis", explain=True)[0].explain
+        assert explained is not None
+        assert explained["weights"] == {"keyword": 0.5, "semantic": 0.5}
+    with trove.open(tmp_path / "c.db", embedder="hash:64", keyword_weight=0.3) as kb:
+        kb.add_many(docs)  # a weight the caller set wins over the prior
+        explained = kb.search("interferon myocarditis", explain=True)[0].explain
+        assert explained is not None
+        assert explained["weights"] == {"keyword": 0.3, "semantic": 0.7}
+
+
+def test_search_with_variants_adapts_its_weights_as_a_plain_search_does(tmp_path: Path) -> None:
+    docs = [{"text": "Interferon gamma drives myocarditis in mice."}, {"text": "Bread recipes."}]
+    with trove.open(tmp_path / "a.db", embedder="hash:64") as kb:
+        kb.add_many(docs)
+        hits = kb.search("interferon myocarditis", variants=["gamma mice"], explain=True)
+        explained = hits[0].explain
+        assert explained is not None and "query_weights" in explained
+    with trove.open(tmp_path / "b.db", embedder="hash:64", keyword_weight=0.5) as kb:
+        kb.add_many(docs)
+        hits = kb.search("interferon myocarditis", variants=["gamma mice"], explain=True)
+        explained = hits[0].explain
+        assert explained is not None and "query_weights" not in explained

@@ -22,7 +22,7 @@ from trove.models import MODES, Chunk, ChunkHit, Document, Edge, Hit
 from trove.search import calibration, snippet, snippet_text
 from trove.search.bounds import bounded
 from trove.search.filters import Filters
-from trove.search.fusion import Fused, fuse
+from trove.search.fusion import Fused, fuse, prior
 from trove.search.query import ParsedQuery, parse
 from trove.timeutil import now
 
@@ -238,14 +238,15 @@ class HybridSearch:
         """Fusion weights; the embedder gets none for a query in a script it does not know."""
         if mode != "hybrid":
             return {mode: 1.0}
-        known = self.parts.vectors.resolve().languages
-        if known is not None and not scripts <= known:
+        model = self.parts.vectors.resolve()
+        if model.languages is not None and not scripts <= model.languages:
             return {"keyword": 1.0, "semantic": 0.0}
         if self.parts.fusion == "rrf":
             return {"keyword": 1.0, "semantic": 1.0}
         weight = self.parts.keyword_weight
         if weight is None:
             weight = CJK_KEYWORD_WEIGHT if "cjk" in scripts else KEYWORD_WEIGHT
+            weight = prior(model.model_id, scripts, weight)  # the model's, if fitted
         return {"keyword": weight, "semantic": round(1.0 - weight, 9)}  # 0.3, not 0.30...04
 
 

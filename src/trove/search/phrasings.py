@@ -86,7 +86,8 @@ def search(
         return []
     lists, found = _legs(hybrid, phrasings, union, weights, (where, limit), vectors or {})
     method = hybrid.parts.fusion if len(lists) > 1 else "single"
-    fused = fuse(lists, weights, method=method, limit=limit)
+    adaptive = hybrid.parts.keyword_weight is None  # as HybridSearch.search
+    fused = fuse(lists, weights, method=method, limit=limit, adaptive=adaptive)
     info = calibration.query_info(union.words, union.cjk, "cjk" in scripts)
     dropped = tuple(dict.fromkeys(w for p in phrasings for w in p.dropped))
     hits = hybrid.hits(union, fused, lists, info, (method, weights, dropped, explain))
