@@ -4,6 +4,7 @@ the deterministic hash embedder; embedders/test_default_embedder.py uses the rea
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -105,6 +106,34 @@ def test_hybrid_is_the_default_and_explains_itself(target: str) -> None:
         assert explain["keyword"]["rank"] == 1 and explain["semantic"]["rank"] == 1
         assert set(explain["weights"]) == {"keyword", "semantic"}
         assert kb.search("kerosene rocket")[0].explain is None
+
+
+class Threads(HashEmbedder):
+    """Remembers the thread that embedded each text."""
+
+    def __init__(self, releases_gil: bool) -> None:
+        super().__init__(64)
+        self.releases_gil = releases_gil
+        self.threads: list[threading.Thread] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.threads.append(threading.current_thread())
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize("releases_gil", [True, False])
+def test_hybrid_embeds_beside_the_keyword_leg_only_a_model_that_releases_the_gil(
+    tmp_path: Path, releases_gil: bool
+) -> None:
+    # A model that holds the GIL (many small numpy steps) would take turns at it with
+    # the keyword leg's Python: it is called inline instead.
+    embedder = Threads(releases_gil)
+    with trove.open(tmp_path / "kb.db", embedder=embedder) as kb:
+        ids = load(kb)
+        embedder.threads.clear()
+        assert kb.search("kerosene rocket", mode="hybrid")[0].doc_id == ids["rockets"]
+    inline = embedder.threads == [threading.current_thread()]
+    assert inline is not releases_gil
 
 
 def test_rrf_fusion(target: str) -> None:

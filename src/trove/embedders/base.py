@@ -97,6 +97,13 @@ class Embedder(ABC):
     model_id: str
     dimension: int
     languages: frozenset[str] | None = None
+    # Whether an embedding is computed mostly outside the interpreter lock (one call into
+    # onnxruntime or torch, a network request): then a hybrid search embeds its query on a
+    # second thread while the keyword leg ranks. An embedder that computes in Python or in
+    # many small numpy steps says False and is called inline: beside a busy Python thread
+    # each of its steps would wait for the lock (bench/long_cjk.py: the multilingual model
+    # took 3-6 times as long).
+    releases_gil: bool = True
 
     @abstractmethod
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -22,6 +22,7 @@ class HashEmbedder(Embedder):
     """
 
     languages = None
+    releases_gil = False  # pure Python (see Embedder)
 
     def __init__(self, dimension: int = 256) -> None:
         if dimension < 1:

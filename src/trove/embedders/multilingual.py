@@ -32,6 +32,8 @@ class MultilingualEmbedder(Embedder):
     model_id = "use-multilingual-v3"
     dimension = 512
     languages: frozenset[str] | None = frozenset({"latin", "cyrillic", "arabic", "thai", "cjk"})
+    # A Python tokenizer and a numpy forward pass of many small steps (see Embedder).
+    releases_gil = False
 
     def __init__(self, *, threads: int | None = None) -> None:
         try:

@@ -10,6 +10,7 @@ was lower on both (0.7149, 0.9143).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,29 +77,65 @@ def fuse(
     used = None
     if adaptive and method == "convex" and set(lists) == {"keyword", "semantic"}:
         weights = used = adapt(lists, weights)
-    fused: dict[str, Fused] = {}
+    # Scores in plain dicts: a hybrid search fuses two lists of 200, and only the top
+    # ``limit`` become Fused (with their parts), so a deep fusion costs little more.
+    scores: dict[str, float] = {}
+    shown: dict[str, ChunkHit] = {}
     floors: dict[str, float] = {}
     for name, hits in lists.items():
         weight = weights.get(name, 0.0)
-        normalized = zscore([h.score for h in hits])
-        floors[name] = weight * min(normalized, default=0.0)
-        for rank, (hit, norm) in enumerate(zip(hits, normalized, strict=True), 1):
-            entry = fused.get(hit.doc_id)
-            if entry is None:
-                entry = fused[hit.doc_id] = Fused(hit.doc_id, hit.chunk_id, hit.chunk)
-                entry.query_weights = used
-            entry.parts[name] = {"rank": rank, "score": hit.score}
-            if method == "single":
-                entry.score = hit.score
-            elif method == "rrf":
-                entry.score += weight / (RRF_K + rank)
+        if method == "single":
+            values = [h.score for h in hits]
+        elif method == "rrf":
+            values = [weight / (RRF_K + rank) for rank in range(1, len(hits) + 1)]
+        else:
+            normalized = zscore([h.score for h in hits])
+            floors[name] = weight * min(normalized, default=0.0)
+            values = [weight * norm for norm in normalized]
+        for hit, value in zip(hits, values, strict=True):
+            doc_id = hit.doc_id
+            if doc_id not in scores:
+                shown[doc_id] = hit
+                scores[doc_id] = value if method == "single" else 0.0 + value
             else:
-                entry.score += weight * norm
+                scores[doc_id] = value if method == "single" else scores[doc_id] + value
+    ranks = {
+        name: {h.doc_id: rank for rank, h in enumerate(hits, 1)} for name, hits in lists.items()
+    }
     if method == "convex":
-        for entry in fused.values():
-            entry.score += sum(floor for name, floor in floors.items() if name not in entry.parts)
-    ranked = sorted(fused.values(), key=lambda f: (-f.score, f.doc_id))
-    return ranked[:limit]
+        _add_floors(scores, floors, ranks)
+    # Best first, ties by id (ids are unique, so the order is total).
+    top = [
+        (doc_id, -minus)
+        for minus, doc_id in heapq.nsmallest(
+            limit, [(-score, doc_id) for doc_id, score in scores.items()]
+        )
+    ]
+    fused = []
+    for doc_id, score in top:
+        hit = shown[doc_id]
+        parts = {
+            name: {
+                "rank": ranks[name][doc_id],
+                "score": lists[name][ranks[name][doc_id] - 1].score,
+            }
+            for name in lists
+            if doc_id in ranks[name]
+        }
+        fused.append(Fused(doc_id, hit.chunk_id, hit.chunk, score, parts, used))
+    return fused
+
+
+def _add_floors(
+    scores: dict[str, float], floors: dict[str, float], ranks: dict[str, dict[str, int]]
+) -> None:
+    """A document missing from a list gets that list's lowest (z-scored, weighted) score."""
+    missing: dict[str, list[float]] = {}
+    for name, floor in floors.items():
+        for doc_id in scores.keys() - ranks[name].keys():
+            missing.setdefault(doc_id, []).append(floor)
+    for doc_id, found in missing.items():
+        scores[doc_id] = scores[doc_id] + sum(found)
 
 
 def zscore(scores: Sequence[float]) -> list[float]:
@@ -107,7 +144,7 @@ def zscore(scores: Sequence[float]) -> list[float]:
     if not scores:
         return []
     mean = sum(scores) / len(scores)
-    spread = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+    spread = (sum([(s - mean) ** 2 for s in scores]) / len(scores)) ** 0.5
     if spread == 0:
         return [0.0] * len(scores)
     return [(s - mean) / spread for s in scores]

@@ -212,9 +212,10 @@ class HybridSearch:
         """Both legs, each its top ``FUSION_DEPTH`` documents."""
         # The query is embedded on another thread while the keyword leg ranks (the model
         # and SQLite release the GIL); not inside kb.transaction(), whose thread holds the
-        # connection the other thread would wait for.
+        # connection the other thread would wait for, nor with a model that holds the GIL
+        # (Embedder.releases_gil): the two threads would take turns at it.
         pending = None
-        if not self.inline():
+        if not self.inline() and self.parts.vectors.resolve().releases_gil:
             pending = self.pool.submit(self.semantic, query, where, FUSION_DEPTH, stamp)
         backend = self.parts.backend
         keyword = (
