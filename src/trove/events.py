@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from trove.errors import InvalidInput
+from trove.event_kinds import EVENT_KINDS
 
-if TYPE_CHECKING:  # only types: the CLI lists EVENT_KINDS without loading the models
+if TYPE_CHECKING:  # only types
     from trove.models import Document, Hit
 
-EVENT_KINDS = ("written", "updated", "deleted", "restored", "purged", "retrieved")
 log = logging.getLogger("trove.events")
 
 Callback = Callable[[dict[str, Any]], None]

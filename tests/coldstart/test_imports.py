@@ -31,6 +31,8 @@ _NOT_FOR_HELP = (
     "trove.ingest.watch",
     "trove.search.calibration",
     "tempfile",
+    "logging",
+    "trove.events",
 )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from trove.events import EVENT_KINDS
+from trove.event_kinds import EVENT_KINDS
 from trove.interfaces.cli.output import console, emit, json_option
 from trove.interfaces.cli.root import cli, open_store
 
