@@ -42,9 +42,9 @@ text holds it unbroken. Backends differ where they must: PostgreSQL reads ``NEAR
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import NoReturn
 
 from trove.errors import InvalidQuery
@@ -60,34 +60,28 @@ _CJK = (
 )
 
 
-# The patterns with wide Unicode classes are compiled on first use, not at import: re
-# spends 2-10 ms on each such class, and every process that opens a store imports this
-# module (compiled at import they were about 18% of `trove stats`' instructions).
-@cache
-def _cjk_char() -> re.Pattern[str]:
-    return re.compile(f"[{_CJK}]")
+def _on_first_use(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """``pattern``, compiled on first call, not at import: re spends 2-10 ms on each wide
+    Unicode class, and every process that opens a store imports this module (compiled at
+    import, this module's patterns were about 18% of `trove stats`' instructions)."""
+    return cache(partial(re.compile, pattern, flags))
+
+
+_cjk_char = _on_first_use(f"[{_CJK}]")
 
 
 # A "segment" is a run of letters/digits that contains CJK ("战国无双3"); its grams are
 # its two-character windows that hold CJK, and the letters or digits written against CJK
 # kept whole ("3"). On CMRC 2018 that beats bigrams of CJK alone (nDCG@10 trial 0.977
 # against 0.971) and CJK bigrams with whole pieces but no windows across them (0.976).
-@cache
-def _cjk_segment() -> re.Pattern[str]:
-    return re.compile(rf"[^\W_]*[{_CJK}][^\W_]*")
+_cjk_segment = _on_first_use(rf"[^\W_]*[{_CJK}][^\W_]*")
 
 
 # Segments are looked for only inside blocks of letters, digits and CJK (no segment
 # crosses anything else) that hold CJK: run over a long word without CJK, the segment
 # pattern backtracks from every start (quadratic in the word's length), a block pattern cannot.
-@cache
-def _block() -> re.Pattern[str]:
-    return re.compile(rf"(?:[^\W_]|[{_CJK}])+")
-
-
-@cache
-def _non_cjk() -> re.Pattern[str]:
-    return re.compile(rf"[^{_CJK}]+")
+_block = _on_first_use(rf"(?:[^\W_]|[{_CJK}])+")
+_non_cjk = _on_first_use(rf"[^{_CJK}]+")
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -283,14 +277,8 @@ _OPERATORS = ("AND", "OR", "NOT")
 _STRING = re.compile(r'"(?:[^"]|"")*"')
 
 
-@cache
-def _raw_token() -> re.Pattern[str]:
-    return re.compile(r'\s+|"(?:[^"]|"")*"|".*|[\w\x1a\u0080-\U0010ffff]+|.', re.DOTALL)
-
-
-@cache
-def _bare() -> re.Pattern[str]:
-    return re.compile(r"[\w\x1a\u0080-\U0010ffff]+")
+_raw_token = _on_first_use(r'\s+|"(?:[^"]|"")*"|".*|[\w\x1a\u0080-\U0010ffff]+|.', re.DOTALL)
+_bare = _on_first_use(r"[\w\x1a\u0080-\U0010ffff]+")
 
 
 @dataclass(frozen=True)
