@@ -149,13 +149,6 @@ def test_trove_stats_compiles_no_wide_class(store: str) -> None:
     assert _wide_patterns_compiled(_command("--db", store, "stats")) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="about 17 modules that opening a store imports use numpy at the top: trove.write, "
-    "trove.expansion, trove.embedders (base, vectorizer, hashing), trove.memory (canonical, "
-    "own_vectors, upsert), trove.search (phrasings, vectors) and the SQLite backend's "
-    "documents, index_cache, keyword, lifecycle, vectors, word_cache and word_searcher",
-)
 def test_trove_stats_does_not_load_numpy(store: str) -> None:
     assert _loaded(_command("--db", store, "stats"), ("numpy",)) == set()
 

@@ -17,8 +17,13 @@ import os
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
+
 
 SCRIPTS = frozenset(
     {

@@ -6,10 +6,14 @@ import hashlib
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from trove.embedders.base import Embedder, l2_normalize
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 _WORD = re.compile(r"\w+")
 

@@ -34,13 +34,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import apsw
-import numpy as np
 
 from trove.search.vectors import RowWriter, VectorIndex
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from trove.backends.base import EmbedderLock
     from trove.backends.sqlite.backend import SQLiteBackend
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 MAGIC = b"TROVEVEC"
 FORMAT = 1
