@@ -19,9 +19,8 @@ from trove.events import Events
 from trove.expansion_counts import CacheCounts
 from trove.ingest import ownership
 from trove.llm import ChatModel
-from trove.memory import atomic, canonical, edges
+from trove.memory import atomic, edges
 from trove.memory.access import AccessRecorder
-from trove.memory.clusters import Clusters
 from trove.opening import ClosedBackend
 from trove.rwlock import ReadWriteLock
 from trove.search.fusion import FUSIONS
@@ -33,7 +32,9 @@ if TYPE_CHECKING:
     from trove.backends.base import Backend, FileState
     from trove.embedders.base import Embedder
     from trove.ingest.report import IngestReport
-    from trove.memory import lifecycle
+    from trove.memory import canonical, lifecycle
+    from trove.memory import clusters as cluster_groups
+    from trove.memory.clusters import Clusters
     from trove.models import Document, Edge, Page, Stats
     from trove.search import budget, hybrid
     from trove.search.variants import SearchResults
@@ -46,6 +47,8 @@ else:
 
     agent = LazyModule("trove.agent")
     budget = LazyModule("trove.search.budget")
+    canonical = LazyModule("trove.memory.canonical")
+    cluster_groups = LazyModule("trove.memory.clusters")
     enrich = LazyModule("trove.enrich")
     hybrid = LazyModule("trove.search.hybrid")
     lifecycle = LazyModule("trove.memory.lifecycle")
@@ -356,7 +359,7 @@ class Store:
     def clusters(self) -> Clusters:
         """Named groups of memories with a rolling summary and a decision log: see
         :mod:`trove.memory.clusters`."""
-        return Clusters(self)
+        return cluster_groups.Clusters(self)
 
     def _has_duplicates(self) -> bool:
         return self.backend.get_meta(canonical.META_KEY) is not None

@@ -153,6 +153,85 @@ def test_trove_stats_does_not_load_numpy(store: str) -> None:
     assert _loaded(_command("--db", store, "stats"), ("numpy",)) == set()
 
 
+# What counting a store must not load: numpy, the search stack, the write path, the
+# word index, the thread pool of hybrid search (each made or imported at first use).
+_NOT_FOR_STATS = (
+    "numpy",
+    "concurrent.futures",
+    "trove.agent",
+    "trove.enrich",
+    "trove.search.hybrid",
+    "trove.store_search",
+    "trove.write",
+    "trove.memory.clusters",
+    "trove.memory.canonical",
+    "trove.backends.sqlite.word_searcher",
+    "trove.backends.sqlite.index_cache",
+)
+# What a keyword search must not load: numpy, vectors, the write path, agent memory's
+# clusters and workspaces, query expansion.
+_NOT_FOR_KEYWORD = (
+    "numpy",
+    "sqlite_vec",
+    "trove.backends.sqlite.semantic",
+    "trove.embedders.default",
+    "trove.write",
+    "trove.memory.upsert",
+    "trove.memory.clusters",
+    "trove.workspace",
+    "trove.expansion",
+)
+
+
+def test_trove_stats_loads_neither_search_nor_the_write_path(store: str) -> None:
+    assert _loaded(_command("--db", store, "stats"), _NOT_FOR_STATS) == set()
+
+
+def test_keyword_search_loads_only_what_it_runs(store: str) -> None:
+    argv = ("--db", store, "search", "alpha", "--mode", "keyword")
+    assert _loaded(_command(*argv), _NOT_FOR_KEYWORD) == set()
+
+
+def test_a_lazy_module_imports_at_first_use() -> None:
+    code = (
+        "import sys\n"
+        "from trove.lazy import LazyModule\n"
+        "colorsys = LazyModule('colorsys')\n"
+        "assert 'colorsys' not in sys.modules\n"
+        "assert colorsys.rgb_to_hsv(1.0, 0.0, 0.0) == (0.0, 1.0, 1.0)\n"
+        "assert 'colorsys' in sys.modules and 'rgb_to_hsv' in vars(colorsys)\n"
+        "try:\n"
+        "    colorsys.no_such_name\n"
+        "except AttributeError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise AssertionError"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_store_opened_only_to_read_closes_cleanly(tmp_path: Path) -> None:
+    """The writer, the search thread pool and the word index are made at first use; a
+    store that never made them closes, and one closed refuses writes all the same."""
+    import trove
+    from trove.errors import StoreError
+
+    path = tmp_path / "kb.db"
+    with trove.open(path, embedder="hash:16") as kb:
+        kb.add("alpha beta")
+    kb = trove.open(path)
+    backend = kb.backend
+    assert kb.stats().documents == 1
+    kb.close()
+    assert not {"writer", "_pool", "_hybrid"} & set(vars(kb))
+    assert "_word_searcher" not in vars(backend)
+    with pytest.raises(StoreError):
+        kb.add("gamma")
+    with trove.open(path) as kb:
+        assert len(kb.search("alpha", mode="keyword")) == 1
+    assert "writer" not in vars(kb)
+
+
 def test_trove_stats_prints_aligned_plain_lines(store: str) -> None:
     from click.testing import CliRunner
 
