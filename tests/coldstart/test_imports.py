@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -244,6 +245,63 @@ def test_trove_stats_prints_aligned_plain_lines(store: str) -> None:
     assert lines[-1] == "by_namespace            default: 1"
     # One column of values, after the longest key ("chunks without vectors") and two spaces.
     assert all(line[22:24] == "  " and line[24] != " " for line in lines)
+
+
+_CLI_MODULES = [
+    f"trove.interfaces.cli.{m}"
+    for m in (
+        *("agent", "check", "commands", "edit", "eval", "ingest"),
+        *("listing", "memory", "migrate", "serve", "transfer"),
+    )
+]
+
+
+def test_each_command_loads_its_own_module_only(store: str) -> None:
+    loaded = _loaded(_command("--db", store, "stats"), tuple(_CLI_MODULES))
+    assert loaded == {"trove.interfaces.cli.commands"}
+    assert _loaded(_command("--help"), tuple(_CLI_MODULES)) == set()
+
+
+def test_the_command_table_names_every_command_and_its_module() -> None:
+    """root.COMMANDS is where each command is registered, and nothing registers elsewhere."""
+    import pkgutil
+
+    from trove.interfaces import cli as package
+    from trove.interfaces.cli import root
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name != "__main__":  # runs the command line
+            importlib.import_module(f"trove.interfaces.cli.{module.name}")
+    assert set(root.cli.commands) == set(root.COMMANDS) == set(root.SUMMARIES)
+    for name, command in root.cli.commands.items():
+        assert command.callback is not None
+        assert command.callback.__module__ == f"trove.interfaces.cli.{root.COMMANDS[name]}"
+
+
+@pytest.mark.parametrize("columns", ["20", "60", "80", "200"])
+def test_trove_help_lists_what_click_lists_from_the_commands(columns: str) -> None:
+    """`trove --help` summarises each command from root.SUMMARIES without importing it;
+    the list must read exactly as click writes it from the loaded commands."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from trove.interfaces.cli import main, root\n"
+        "sys.argv = ['trove', '--help']\n"
+        "def show():\n"
+        "    out = io.StringIO()\n"
+        "    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        "        main()\n"
+        "    return out.getvalue()\n"
+        "lazy = show()\n"
+        "for name in root.COMMANDS:\n"
+        "    root.cli.get_command(None, name)\n"
+        "assert set(root.cli.commands) == set(root.COMMANDS)\n"
+        "print(lazy == show())"
+    )
+    env = {**os.environ, "COLUMNS": columns}
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env
+    )
+    assert out.stdout.strip() == "True"
 
 
 def test_defaults_the_cli_spells_out_are_the_librarys() -> None:
