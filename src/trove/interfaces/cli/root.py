@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from click.utils import make_default_short_help
 
 import trove
 from trove.backends.postgres.url import is_postgres
@@ -156,10 +155,9 @@ class TroveGroup(click.Group):
         limit = formatter.width - 6 - max(map(len, names))
         rows = []
         for name in names:
-            command = self.commands.get(name)
-            if command is None:
-                rows.append((name, make_default_short_help(SUMMARIES[name], limit)))
-            elif not command.hidden:
+            # Not imported: a stand-in with the start of its docstring, summarised alike.
+            command = self.commands.get(name) or click.Command(name, help=SUMMARIES[name])
+            if not command.hidden:
                 rows.append((name, command.get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
