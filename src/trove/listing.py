@@ -7,7 +7,6 @@ stable across writes (a page never repeats or skips a document that was there be
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,13 @@ from trove.errors import InvalidQuery
 from trove.models import Document, Page, Stats
 from trove.search.filters import Filters
 from trove.timeutil import now, to_epoch
+
+if TYPE_CHECKING:
+    import base64
+else:  # loaded at the first listed page: counting (trove stats) needs none
+    from trove.lazy import LazyModule
+
+    base64 = LazyModule("base64")
 
 if TYPE_CHECKING:  # only types: counting (trove stats) loads neither module
     from trove.embedders.vectorizer import Vectorizer

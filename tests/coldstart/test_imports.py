@@ -34,6 +34,8 @@ _NOT_FOR_HELP = (
     "tempfile",
     "logging",
     "trove.events",
+    "shutil",  # with bz2 and lzma, for the terminal's width: measured without it
+    "trove.interfaces.cli.commands",
 )
 
 
@@ -302,6 +304,21 @@ def test_trove_help_lists_what_click_lists_from_the_commands(columns: str) -> No
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env
     )
     assert out.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize("columns", [None, "30", "66", "300", "x"])
+def test_help_is_as_wide_as_click_makes_it(
+    columns: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import click
+
+    from trove.interfaces.cli.root import TroveContext, cli
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert TroveContext(cli).make_formatter().width == click.HelpFormatter().width
 
 
 def test_defaults_the_cli_spells_out_are_the_librarys() -> None:
