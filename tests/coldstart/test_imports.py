@@ -35,6 +35,10 @@ _NOT_FOR_HELP = (
     "logging",
     "trove.events",
     "shutil",  # with bz2 and lzma, for the terminal's width: measured without it
+    "pathlib",
+    "json",
+    "dataclasses",
+    "trove.backends.postgres.url",
     "trove.interfaces.cli.commands",
 )
 

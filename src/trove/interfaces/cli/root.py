@@ -4,25 +4,34 @@ name, and library errors as command-line messages."""
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 import trove
-from trove.backends.postgres.url import is_postgres
 from trove.errors import TroveError
 from trove.interfaces.cli.argv import reorder
 from trove.interfaces.cli.output import emit
 from trove.interfaces.codes import error_code
 
+if TYPE_CHECKING:
+    import json
+    import pathlib
 
-def default_db() -> Path:
+    from trove.backends.postgres import url
+else:  # loaded when a command runs: `trove --help` needs none of them (pathlib ~2 ms)
+    from trove.lazy import LazyModule
+
+    json = LazyModule("json")
+    pathlib = LazyModule("pathlib")
+    url = LazyModule("trove.backends.postgres.url")
+
+
+def default_db() -> pathlib.Path:
     """``$TROVE_DB``, else ``trove.db`` in the user's data directory."""
     import platformdirs
 
@@ -211,5 +220,5 @@ def cli(ctx: click.Context, db: str | None, embedder: str | None) -> None:
     """trove: a local-first knowledge store. Keep documents, find them again."""
     chosen = embedder or "auto"
     # A URL stays a string: Path() would fold the "//" of postgresql://.
-    target = db if db and is_postgres(db) else Path(db) if db else default_db()
+    target = db if db and url.is_postgres(db) else pathlib.Path(db) if db else default_db()
     ctx.obj = {"db": target, "embedder": None if chosen == "none" else chosen}
