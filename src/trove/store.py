@@ -5,9 +5,10 @@ from __future__ import annotations
 import builtins
 import functools
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from trove import listing, originals, store_writes, validate
 from trove.backends.base import LocalIndexes
@@ -26,7 +27,7 @@ from trove.rwlock import ReadWriteLock
 from trove.search.fusion import FUSIONS
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
     from trove import agent, enrich, store_search, workspace, write
     from trove.backends.base import Backend, FileState
@@ -90,6 +91,9 @@ class Store:
         # ("retrieved" events) only when asked, since most hosts do not audit reads.
         self._llm = llm
         self.expansion_counts = CacheCounts()
+        # Hybrid searches embed and rank the query here while the keyword leg runs; kept
+        # for the store's life (starting a thread per query cost milliseconds).
+        self._pool = SearchPool()
         if record_retrievals is None:  # servers: set in the environment they run in
             record_retrievals = os.environ.get("TROVE_RECORD_RETRIEVALS", "") in ("1", "true")
         self.record_retrievals = record_retrievals
@@ -105,8 +109,7 @@ class Store:
         if isinstance(self._llm, ChatModel):
             self._llm.close()
         self.access.close()
-        if "_pool" in self.__dict__:
-            self._pool.shutdown()
+        self._pool.shutdown()
         self.backend.close()
         closed: Any = ClosedBackend()
         self.backend = self.vectors.backend = closed
@@ -148,14 +151,6 @@ class Store:
         (made at the first write: a store opened to read never loads it)."""
         chunker = write.Chunker(*self._chunking)
         return write.Writer(self.backend, self.vectors, chunker, self.notify)
-
-    @functools.cached_property
-    def _pool(self) -> ThreadPoolExecutor:
-        """Hybrid searches embed and rank the query here while the keyword leg runs; kept
-        for the store's life (starting a thread per query cost milliseconds)."""
-        from concurrent.futures import ThreadPoolExecutor  # with logging: ~5 ms, searches only
-
-        return ThreadPoolExecutor(max_workers=4, thread_name_prefix="trove-search")
 
     def __enter__(self) -> Store:
         return self
@@ -353,7 +348,8 @@ class Store:
     @functools.cached_property
     def _hybrid(self) -> hybrid.HybridSearch:
         """Keyword, semantic and hybrid ranking over this store's parts."""
-        return hybrid.HybridSearch(self, self._pool, lambda: atomic.active(self))
+        pool = cast("Executor", self._pool)
+        return hybrid.HybridSearch(self, pool, lambda: atomic.active(self))
 
     @property
     def clusters(self) -> Clusters:
@@ -468,3 +464,26 @@ class Store:
             include_deleted=include_deleted,
             **filters,
         )
+
+
+class SearchPool:
+    """The threads hybrid searches embed the query in, started at the first one: a
+    keyword search never imports concurrent.futures (with logging: ~25 M instructions
+    of a one-shot command, python bench/coldstart.py)."""
+
+    def __init__(self) -> None:
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        if self._executor is None:
+            with self._lock:
+                if self._executor is None:
+                    from concurrent.futures import ThreadPoolExecutor  # see the docstring
+
+                    self._executor = ThreadPoolExecutor(4, thread_name_prefix="trove-search")
+        return self._executor.submit(fn, *args, **kwargs)
+
+    def shutdown(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()

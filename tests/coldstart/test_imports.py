@@ -187,6 +187,7 @@ _NOT_FOR_KEYWORD = (
     "trove.memory.clusters",
     "trove.workspace",
     "trove.expansion",
+    "concurrent.futures",  # the thread pool of hybrid search, with logging
     # the word index's cache file code: a one-shot query is answered by FTS5
     "trove.backends.sqlite.word_cache",
     "trove.backends.sqlite.index_cache",
@@ -223,7 +224,7 @@ def test_a_lazy_module_imports_at_first_use() -> None:
 
 
 def test_a_store_opened_only_to_read_closes_cleanly(tmp_path: Path) -> None:
-    """The writer, the search thread pool and the word index are made at first use; a
+    """The writer, the search threads and the word index are made at first use; a
     store that never made them closes, and one closed refuses writes all the same."""
     import trove
     from trove.errors import StoreError
@@ -235,12 +236,15 @@ def test_a_store_opened_only_to_read_closes_cleanly(tmp_path: Path) -> None:
     backend = kb.backend
     assert kb.stats().documents == 1
     kb.close()
-    assert not {"writer", "_pool", "_hybrid"} & set(vars(kb))
+    assert not {"writer", "_hybrid"} & set(vars(kb))
     assert "_word_searcher" not in vars(backend)
     with pytest.raises(StoreError):
         kb.add("gamma")
     with trove.open(path) as kb:
         assert len(kb.search("alpha", mode="keyword")) == 1
+        assert kb._pool._executor is None  # the first task (a hybrid search's) starts it
+        assert kb._pool.submit(len, "abc").result() == 3
+        assert kb._pool._executor is not None
     assert "writer" not in vars(kb)
 
 
