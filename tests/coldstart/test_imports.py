@@ -334,6 +334,21 @@ def test_help_is_as_wide_as_click_makes_it(
     assert TroveContext(cli).make_formatter().width == click.HelpFormatter().width
 
 
+def test_a_mistyped_command_is_told_the_nearest_one() -> None:
+    """click (8.2+) suggests from the commands its group holds: all of them, imported."""
+    import click
+
+    run = subprocess.run(
+        [sys.executable, "-c", "from trove.interfaces.cli import main; main()", "stat"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2
+    assert "No such command 'stat'." in run.stderr
+    if hasattr(click.exceptions, "NoSuchCommand"):
+        assert "Did you mean 'stats'?" in run.stderr
+
+
 def test_defaults_the_cli_spells_out_are_the_librarys() -> None:
     """The CLI writes a few library defaults out so that --help loads none of their
     modules; they must not drift apart."""

@@ -187,6 +187,14 @@ class TroveGroup(click.Group):
             importlib.import_module(f"trove.interfaces.cli.{COMMANDS[cmd_name]}")
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in self.commands and args[0] not in COMMANDS:
+            for name in COMMANDS:  # a mistyped name: click suggests from those it holds
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """click's list of commands, from :data:`SUMMARIES` for those not imported."""
         names = self.list_commands(ctx)
