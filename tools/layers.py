@@ -30,6 +30,7 @@ LAYERS = {
     # are one layer; the write path, search and ingest below import neither.
     "trove.workspace": "store",
     "trove.store_writes": "store",  # the bodies of the store's write methods
+    "trove.store_search": "store",  # the store's search pipeline, loaded at the first search
     "trove.ingest": "ingest",
     "trove.interfaces": "interfaces",
 }

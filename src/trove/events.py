@@ -9,7 +9,6 @@ processes writing the same file come through :mod:`trove.live`.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -17,10 +16,16 @@ from typing import TYPE_CHECKING, Any
 from trove.errors import InvalidInput
 from trove.event_kinds import EVENT_KINDS
 
+if TYPE_CHECKING:
+    import logging
+else:  # with traceback and textwrap: loaded only when a subscriber fails
+    from trove.lazy import LazyModule
+
+    logging = LazyModule("logging")
+
 if TYPE_CHECKING:  # only types
     from trove.models import Document, Hit
 
-log = logging.getLogger("trove.events")
 
 Callback = Callable[[dict[str, Any]], None]
 
@@ -70,7 +75,9 @@ class Events:
             try:
                 callback(dict(event))
             except Exception:  # the write has committed; a broken listener must not undo it
-                log.exception("event subscriber failed on %s %s", kind, event["id"])
+                logging.getLogger("trove.events").exception(
+                    "event subscriber failed on %s %s", kind, event["id"]
+                )
 
 
 def payload(kind: str, item: Document | Hit, doc_id: str, session_id: str) -> dict[str, Any]:

@@ -12,19 +12,20 @@ import base64
 import contextlib
 import hashlib
 import json
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from trove.llm import ChatModel, LLMError, strings
 from trove.search.phrasings import embed
 from trove.search.variants import MAX_VARIANTS, Variant, normalize
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from trove.store import Store
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 CACHE_PREFIX = "llm.expand:"
 # Cached expansions this process has read, decoded (an entry never changes once stored:
@@ -45,29 +46,6 @@ meaning (embeddings). Answer with one JSON object and nothing else: \
 abbreviations], "paraphrases": [up to 2 rephrasings of the whole question], \
 "passage": "two sentences that a document answering the query might contain"}. \
 Keep the query's language."""
-
-
-@dataclass
-class CacheCounts:
-    """This process's expansion lookups: cache hits, model calls, failed calls."""
-
-    hits: int = 0
-    misses: int = 0
-    failures: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def count(self, name: str) -> None:
-        with self._lock:
-            setattr(self, name, getattr(self, name) + 1)
-
-    def to_dict(self) -> dict[str, Any]:
-        asked = self.hits + self.misses
-        return {
-            "hits": self.hits,
-            "misses": self.misses,
-            "failures": self.failures,
-            "hit_rate": round(self.hits / asked, 4) if asked else None,
-        }
 
 
 @dataclass(frozen=True)

@@ -7,18 +7,26 @@ stable across writes (a page never repeats or skips a document that was there be
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trove.backends.base import Backend
-from trove.embedders.vectorizer import Vectorizer
 from trove.errors import InvalidQuery
-from trove.expansion import CacheCounts
 from trove.models import Document, Page, Stats
 from trove.search.filters import Filters
 from trove.timeutil import now, to_epoch
+
+if TYPE_CHECKING:
+    import base64
+else:  # loaded at the first listed page: counting (trove stats) needs none
+    from trove.lazy import LazyModule
+
+    base64 = LazyModule("base64")
+
+if TYPE_CHECKING:  # only types: counting (trove stats) loads neither module
+    from trove.embedders.vectorizer import Vectorizer
+    from trove.expansion_counts import CacheCounts
 
 
 def page(

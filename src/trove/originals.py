@@ -9,12 +9,9 @@ so a large original is never held whole by trove.
 
 from __future__ import annotations
 
-import hashlib
 import io
-import mimetypes
 import os
 import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +20,17 @@ from typing import IO, TYPE_CHECKING, Any
 from trove.errors import ContentTooLarge, InvalidInput, NotFound
 
 if TYPE_CHECKING:
+    import hashlib
+    import mimetypes
+    import unicodedata
+
     from trove.store import Store
+else:  # loaded when an original is first read or written: opening a store needs none
+    from trove.lazy import LazyModule
+
+    hashlib = LazyModule("hashlib")
+    mimetypes = LazyModule("mimetypes")
+    unicodedata = LazyModule("unicodedata")
 
 PIECE = 1 << 20
 # Default bound on one original; TROVE_MAX_ORIGINAL_BYTES or Store(max_original_bytes=).

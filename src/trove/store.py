@@ -5,39 +5,57 @@ from __future__ import annotations
 import builtins
 import functools
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from trove import agent, listing, originals, store_writes, validate
-from trove.backends.base import Backend, FileState, LocalIndexes
+from trove import listing, originals, store_writes, validate
+from trove.backends.base import LocalIndexes
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
-from trove.embedders.base import Embedder
 from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
-from trove.enrich import enrichments, with_enrichment
 from trove.errors import InvalidQuery
-from trove.events import EVENT_KINDS, Events
-from trove.expansion import CacheCounts
+from trove.event_kinds import EVENT_KINDS
+from trove.events import Events
+from trove.expansion_counts import CacheCounts
 from trove.ingest import ownership
 from trove.llm import ChatModel
-from trove.memory import atomic, canonical, edges, lifecycle, own_vectors
+from trove.memory import atomic, edges
 from trove.memory.access import AccessRecorder
-from trove.memory.clusters import Clusters
-from trove.models import Document, Edge, Page, Stats
 from trove.opening import ClosedBackend
 from trove.rwlock import ReadWriteLock
-from trove.search import budget, memory_rank
-from trove.search.filters import Filters
 from trove.search.fusion import FUSIONS
-from trove.search.hybrid import HybridSearch
-from trove.search.variants import SearchResults
-from trove.timeutil import now
-from trove.workspace import Workspace
-from trove.write import Chunker, Writer, WriteResult
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future, ThreadPoolExecutor
+
+    from trove import agent, enrich, store_search, workspace, write
+    from trove.backends.base import Backend, FileState
+    from trove.embedders.base import Embedder
     from trove.ingest.report import IngestReport
+    from trove.memory import canonical, lifecycle
+    from trove.memory import clusters as cluster_groups
+    from trove.memory.clusters import Clusters
+    from trove.models import Document, Edge, Page, Stats
+    from trove.search import budget, hybrid
+    from trove.search.variants import SearchResults
+    from trove.workspace import Workspace
+    from trove.write import Writer, WriteResult
+else:
+    # The search stack and the write path load at their first use: opening a store and
+    # counting it (trove stats) need neither (tests/coldstart/ checks what loads).
+    from trove.lazy import LazyModule
+
+    agent = LazyModule("trove.agent")
+    budget = LazyModule("trove.search.budget")
+    canonical = LazyModule("trove.memory.canonical")
+    cluster_groups = LazyModule("trove.memory.clusters")
+    enrich = LazyModule("trove.enrich")
+    hybrid = LazyModule("trove.search.hybrid")
+    lifecycle = LazyModule("trove.memory.lifecycle")
+    store_search = LazyModule("trove.store_search")
+    workspace = LazyModule("trove.workspace")
+    write = LazyModule("trove.write")
 
 
 class Store:
@@ -66,25 +84,23 @@ class Store:
         self.author_tier = author_tier
         self.events = Events()
         self.vectors = Vectorizer(backend, embedder, default_embedder)
-        chunker = Chunker(chunk_chars, chunk_overlap)
-        # The one write path: add, write_many, update, workspaces and ingest all use it.
-        self.writer = Writer(backend, self.vectors, chunker, self.notify)
+        self._chunking = (chunk_chars, chunk_overlap)
         # Servers' request threads: reads together, a write alone (see reading/writing).
         self._lock = ReadWriteLock()
         # The agent loop (trove.agent): an LLM only when configured; reads announced
         # ("retrieved" events) only when asked, since most hosts do not audit reads.
         self._llm = llm
         self.expansion_counts = CacheCounts()
+        # Hybrid searches embed and rank the query here while the keyword leg runs; kept
+        # for the store's life (starting a thread per query cost milliseconds).
+        self._pool = SearchPool()
         if record_retrievals is None:  # servers: set in the environment they run in
             record_retrievals = os.environ.get("TROVE_RECORD_RETRIEVALS", "") in ("1", "true")
         self.record_retrievals = record_retrievals
         # access_count/last_accessed of what reads hand out (record_access=False: not).
         self.access = AccessRecorder(backend, enabled=record_access)
-        # Hybrid searches embed and rank the query here while the keyword leg runs; kept
-        # for the store's life (starting a thread per query cost milliseconds).
         # Originals larger than this are refused (None: $TROVE_MAX_ORIGINAL_BYTES or 1 GiB).
         self.max_original_bytes: int | None = None
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trove-search")
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -96,7 +112,9 @@ class Store:
         self._pool.shutdown()
         self.backend.close()
         closed: Any = ClosedBackend()
-        self.backend = self.vectors.backend = self.writer.backend = closed
+        self.backend = self.vectors.backend = closed
+        if "writer" in self.__dict__:
+            self.writer.backend = closed
 
     def warm(self) -> None:
         """Load the in-memory search indexes now, so the first queries do not wait.
@@ -121,11 +139,18 @@ class Store:
 
     @property
     def chunk_chars(self) -> int:
-        return self.writer.chunker.max_chars
+        return self._chunking[0]
 
     @property
     def chunk_overlap(self) -> int:
-        return self.writer.chunker.overlap
+        return self._chunking[1]
+
+    @functools.cached_property
+    def writer(self) -> Writer:
+        """The one write path: add, write_many, update, workspaces and ingest all use it
+        (made at the first write: a store opened to read never loads it)."""
+        chunker = write.Chunker(*self._chunking)
+        return write.Writer(self.backend, self.vectors, chunker, self.notify)
 
     def __enter__(self) -> Store:
         return self
@@ -158,7 +183,7 @@ class Store:
 
     def enrichment(self, doc_id: str) -> dict[str, Any] | None:
         """A document's write-time enrichment (``status``: done, failed or stale), or None."""
-        rows = enrichments(self)
+        rows = enrich.enrichments(self)
         return None if rows is None else rows.get(doc_id)
 
     def settings(self, **changes: str | None) -> dict[str, str]:
@@ -193,7 +218,7 @@ class Store:
 
     def workspace(self, namespace: str = "default", **rights: Any) -> Workspace:
         """This store as one caller sees it: see :class:`trove.workspace.Workspace`."""
-        return Workspace(self, namespace, **rights)
+        return workspace.Workspace(self, namespace, **rights)
 
     def subscribe(
         self, callback: Callable[[dict[str, Any]], None], kinds: Iterable[str] = EVENT_KINDS
@@ -312,7 +337,7 @@ class Store:
         budgeted = budget.Options.check(min_score, with_text, context, max_tokens)
         options: dict[str, Any] = dict(mode=mode, raw=raw, explain=explain, vector=vector)
         options.update(variants=variants, expand=expand, rerank=rerank, budget=budgeted)
-        found = self._found(query, limit, options, filters)
+        found = store_search.found(self, query, limit, options, filters)
         if self.record_retrievals:
             for hit in found:
                 self.events.emit_hit("retrieved", hit)
@@ -320,66 +345,17 @@ class Store:
             self.access.note(h.doc_id for h in found)
         return found
 
-    def _found(
-        self, query: str, limit: int, options: dict[str, Any], filters: dict[str, Any]
-    ) -> SearchResults:
-        """The hits :meth:`search` returns, before it records their use or reports them
-        read (so an inner search, like reranking's wider one, reports nothing)."""
-        if filters.pop("collapse_duplicates", True) and self._has_duplicates():
-            filters["collapse"] = True
-        found = self._ranked(query, limit, options, filters)
-        expand, budgeted = options["expand"], options["budget"]
-        if isinstance(expand, int) and expand > 0 and found:
-            found.extend(self._hybrid.linked(found, Filters.build(**filters), expand, now()))
-        found[:] = budget.finish(
-            self.backend, [h for h in found if budgeted.passes(h.score, h)], budgeted
-        )
-        return found
-
-    def _ranked(
-        self, query: str, limit: int, options: dict[str, Any], filters: dict[str, Any]
-    ) -> SearchResults:
-        """The hits of :meth:`search` before links, budget and access: reranked, by the
-        caller's vector, fused over variants, or one ranking (with enrichment)."""
-        mode, raw, explain = options["mode"], options["raw"], options["explain"]
-        variants, vector = options["variants"], options["vector"]
-        expand, rerank = options["expand"], options["rerank"]
-        if rerank is not None:
-            rank = memory_rank.parse(rerank)
-            validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
-            inner = dict(options, expand=0, rerank=None, budget=budget.Options())
-            wide = self._found(query, memory_rank.depth(limit), inner, dict(filters))
-            return SearchResults(memory_rank.apply(wide, rank, now(), limit, explain))
-        if vector is not None:
-            where = Filters.build(**filters)
-            return SearchResults(own_vectors.search(self, vector, where, limit, explain))
-        if variants or expand == "llm":
-            return agent.search_variants(
-                self,
-                with_enrichment(self, self._hybrid.search),
-                query,
-                variants,
-                llm=expand == "llm",
-                limit=limit,
-                explain=explain,
-                **dict(filters, mode=mode, raw=raw),
-            )
-        return SearchResults(
-            with_enrichment(self, self._hybrid.search)(
-                query, mode=mode, limit=limit, raw=raw, explain=explain, **filters
-            )
-        )
-
     @functools.cached_property
-    def _hybrid(self) -> HybridSearch:
+    def _hybrid(self) -> hybrid.HybridSearch:
         """Keyword, semantic and hybrid ranking over this store's parts."""
-        return HybridSearch(self, self._pool, lambda: atomic.active(self))
+        pool = cast("Executor", self._pool)
+        return hybrid.HybridSearch(self, pool, lambda: atomic.active(self))
 
     @property
     def clusters(self) -> Clusters:
         """Named groups of memories with a rolling summary and a decision log: see
         :mod:`trove.memory.clusters`."""
-        return Clusters(self)
+        return cluster_groups.Clusters(self)
 
     def _has_duplicates(self) -> bool:
         return self.backend.get_meta(canonical.META_KEY) is not None
@@ -488,3 +464,26 @@ class Store:
             include_deleted=include_deleted,
             **filters,
         )
+
+
+class SearchPool:
+    """The threads hybrid searches embed the query in, started at the first one: a
+    keyword search never imports concurrent.futures (with logging: ~25 M instructions
+    of a one-shot command, python bench/coldstart.py)."""
+
+    def __init__(self) -> None:
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        if self._executor is None:
+            with self._lock:
+                if self._executor is None:
+                    from concurrent.futures import ThreadPoolExecutor  # see the docstring
+
+                    self._executor = ThreadPoolExecutor(4, thread_name_prefix="trove-search")
+        return self._executor.submit(fn, *args, **kwargs)
+
+    def shutdown(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()

@@ -14,18 +14,26 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from trove import originals
 from trove.embedders.vectorizer import AUTO, EmbedderSpec
-from trove.enrich import enrich as enrich_now
-from trove.enrich import wanted
 from trove.errors import NotFound
-from trove.ingest import ownership
-from trove.memory import atomic, lifecycle, upsert
 from trove.timeutil import TimeLike
-from trove.write import WriteResult
 
 if TYPE_CHECKING:
+    from trove import enrich as enrichment
+    from trove import originals
+    from trove.ingest import ownership
+    from trove.memory import atomic, lifecycle, upsert
     from trove.store import Store
+    from trove.write import WriteResult
+else:  # loaded at the first write: a store opened to read or count needs none of them
+    from trove.lazy import LazyModule
+
+    enrichment = LazyModule("trove.enrich")
+    originals = LazyModule("trove.originals")
+    ownership = LazyModule("trove.ingest.ownership")
+    atomic = LazyModule("trove.memory.atomic")
+    lifecycle = LazyModule("trove.memory.lifecycle")
+    upsert = LazyModule("trove.memory.upsert")
 
 
 def add(
@@ -98,8 +106,8 @@ def add(
     with self.transaction():  # the document and its original, or neither
         doc_id = self.write_many([record], on_conflict=on_conflict)[0].id
         originals.attach(self, doc_id, original, original_name, media_type)
-    if enrich is not False and wanted(self, enrich):
-        enrich_now(self, [doc_id])
+    if enrich is not False and enrichment.wanted(self, enrich):
+        enrichment.enrich(self, [doc_id])
     return doc_id
 
 
@@ -133,12 +141,12 @@ def write_many(
     the writes commit (a failure leaves them stored, marked un-enriched).
     """
     tier = author_tier or self.author_tier
-    enriching = enrich is not False and wanted(self, enrich)  # refused before writing
+    enriching = enrich is not False and enrichment.wanted(self, enrich)  # refused before writing
     results = upsert.write_many(
         self.writer, items, batch_size=batch_size, author_tier=tier, on_conflict=on_conflict
     )
     if enriching:
-        enrich_now(self, [r.id for r in results if r.action != "unchanged"])
+        enrichment.enrich(self, [r.id for r in results if r.action != "unchanged"])
     return results
 
 

@@ -16,9 +16,7 @@ import hashlib
 import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from trove import validate
 from trove.backends.base import Backend, ChunkRow, DocumentWrite, LocalIndexes
@@ -31,6 +29,11 @@ from trove.models import CARRIED_FIELDS, DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, D
 from trove.search import snippet_text
 from trove.search.filters import SCOPES
 from trove.timeutil import now, to_epoch, to_iso
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 ADD_FIELDS = frozenset(
     [

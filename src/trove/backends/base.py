@@ -13,12 +13,13 @@ from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from trove.models import Chunk, ChunkHit, Document, Edge
-from trove.originals import OriginalInfo
-from trove.search.filters import Filters
-from trove.search.query import ParsedQuery
 
-if TYPE_CHECKING:  # only in signatures: opening a store does not need numpy for this
+if TYPE_CHECKING:  # only in signatures: opening a store loads none of these for them
     import numpy as np
+
+    from trove.originals import OriginalInfo
+    from trove.search.filters import Filters
+    from trove.search.query import ParsedQuery
 
 
 @dataclass(frozen=True)

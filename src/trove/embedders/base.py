@@ -14,11 +14,20 @@ from __future__ import annotations
 
 import functools
 import os
-import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import unicodedata
+
+    import numpy as np
+else:  # numpy and unicodedata load where first used: opening a store needs neither
+    from trove.lazy import LazyModule
+    from trove.lazy import numpy as np
+
+    unicodedata = LazyModule("unicodedata")
+
 
 SCRIPTS = frozenset(
     {

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from trove.embedders.base import Embedder, l2_normalize
+
+if TYPE_CHECKING:
+    import hashlib
+
+    import numpy as np
+else:  # numpy and hashlib load where first used: opening a store needs neither
+    from trove.lazy import LazyModule
+    from trove.lazy import numpy as np
+
+    hashlib = LazyModule("hashlib")
 
 _WORD = re.compile(r"\w+")
 

@@ -9,13 +9,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from trove.backends.base import Backend, ChunkRow, EmbedderLock
 from trove.embedders.base import Embedder
 from trove.embedders.registry import get_embedder
 from trove.errors import EmbedderMismatch, InvalidQuery
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 AUTO = "auto"
 EmbedderSpec = str | Embedder | None

@@ -9,7 +9,6 @@ read-only database role) drops the counts and says so once in the log.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -18,9 +17,14 @@ from trove.errors import TroveError
 from trove.timeutil import now
 
 if TYPE_CHECKING:
-    from trove.backends.base import Backend
+    import logging
 
-log = logging.getLogger("trove.access")
+    from trove.backends.base import Backend
+else:  # with traceback and textwrap: loaded only to report a failure
+    from trove.lazy import LazyModule
+
+    logging = LazyModule("logging")
+
 # Seconds between background writes of the counts.
 FLUSH_EVERY = 1.0
 
@@ -61,7 +65,7 @@ class AccessRecorder:
             self.backend.record_access(pending)
         except TroveError as exc:  # read-only file or role: reads go on, counts are dropped
             self._failed = True
-            log.warning("access counts are not recorded: %s", exc)
+            logging.getLogger("trove.access").warning("access counts are not recorded: %s", exc)
             return 0
         return len(pending)
 
@@ -81,4 +85,4 @@ class AccessRecorder:
             try:
                 self.flush()
             except Exception:  # the store may be closing under us; never kill the process
-                log.exception("recording access counts failed")
+                logging.getLogger("trove.access").exception("recording access counts failed")

@@ -26,15 +26,17 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from trove.errors import InvalidInput
 from trove.models import Document
 from trove.search.filters import Filters
 from trove.timeutil import now, to_epoch
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from trove.store import Store
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 RULES = ("newest", "accessed", "important")
 TEXT_ONLY_LIMIT = 5000

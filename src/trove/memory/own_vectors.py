@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from trove.backends.base import Backend, ChunkRow, EmbedderLock
 from trove.embedders.vectorizer import Vectorizer, Vectors
 from trove.errors import InvalidInput, InvalidQuery
@@ -25,7 +23,11 @@ from trove.search.query import parse as parse_query
 from trove.timeutil import now
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from trove.store import Store
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 # The lock of a store whose only vectors are its callers' own.
 CALLER_SPEC = "caller"

@@ -12,14 +12,17 @@ A key that is not stored yet is created in every mode. Deleted documents count a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from trove.errors import InvalidInput
 from trove.memory import entry, own_vectors
 from trove.models import Document
 from trove.write import ADD_FIELDS, Writer, WriteResult
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 MODES = ("replace", "merge", "keep")
 # What Store.update may change.

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trove import validate
 from trove.embedders.base import Embedder, scripts_of
@@ -25,6 +24,9 @@ from trove.search.filters import Filters
 from trove.search.fusion import Fused, fuse, prior
 from trove.search.query import ParsedQuery, parse
 from trove.timeutil import now
+
+if TYPE_CHECKING:  # only the type: a keyword search starts no thread pool
+    from concurrent.futures import Executor
 
 # Hybrid: each retriever contributes its top documents to the fusion.
 FUSION_DEPTH = 200

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from trove import validate
 from trove.embedders.base import Embedder, scripts_of
@@ -39,6 +37,11 @@ from trove.search.hybrid import FUSION_DEPTH, SCRIPT_SHARE, HybridSearch
 from trove.search.query import ParsedQuery, parse
 from trove.search.variants import Variant
 from trove.timeutil import now
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 # The query's vector counts this many times in the phrasings' mean, each variant's once.
 # HyDE weighs them equally; with mechanical variants (bench/agent_loop.py's clauses and

@@ -22,11 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from trove.errors import InvalidInput
 from trove.rwlock import ReadWriteLock
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 _SCALE = 32767.0  # int16 code of a coordinate in [-1, 1]
 _EXACT_MAX = 4_096  # up to this many eligible rows, score them all: exact, and cheap
@@ -39,7 +43,7 @@ _MIN_RECENT = 4_096  # out-of-order ids wait in a dict until there are this many
 _ROTATION_SEED = 0x7A0E
 
 # (offset, ids, codes, sketch) of rows handed over by VectorIndex.export
-RowWriter = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
+RowWriter = Callable[[int, "np.ndarray", "np.ndarray", "np.ndarray"], None]
 Allocate = Callable[[int], RowWriter]
 
 

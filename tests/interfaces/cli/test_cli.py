@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -155,7 +156,7 @@ def test_default_location_is_under_user_data_dir(tmp_path: Path, monkeypatch) ->
 
 def test_every_command_is_documented_in_the_readme() -> None:
     readme = README.read_text(encoding="utf-8")
-    for name in cli.commands:
+    for name in cli.list_commands(click.Context(cli)):
         assert re.search(rf"`trove {name}\b", readme), f"trove {name} is not in the README"
 
 

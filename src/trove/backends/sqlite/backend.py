@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import apsw
 
@@ -27,8 +28,14 @@ from trove.backends.sqlite.search import KeywordSearch
 from trove.backends.sqlite.snippets import Snippets
 from trove.backends.sqlite.stats import Statistics
 from trove.backends.sqlite.vectors import VectorStorage, load_extension
-from trove.backends.sqlite.word_searcher import WordSearcher
 from trove.errors import StoreError
+
+if TYPE_CHECKING:
+    from trove.backends.sqlite import word_searcher
+else:  # with the word index's cache and numpy: loaded at the first keyword search or write
+    from trove.lazy import LazyModule
+
+    word_searcher = LazyModule("trove.backends.sqlite.word_searcher")
 
 
 class SQLiteBackend(
@@ -57,11 +64,26 @@ class SQLiteBackend(
         load_extension(self.conn.raw)
         migrate(self.conn.raw, version)
         self._word_tokenizer = word_tokenizer(self.conn.raw)
-        self._words = WordSearcher(self)
         self._chunk_changes = ([], [])
 
+    @property
+    def _words(self) -> word_searcher.WordSearcher:
+        """The in-memory word index, made at first use (opening and counting never do)."""
+        words = self.__dict__.get("_word_searcher")
+        if words is None:
+            with self.conn.lock:  # one per backend, whichever thread comes first
+                words = self.__dict__.get("_word_searcher")
+                if words is None:
+                    words = self._words = word_searcher.WordSearcher(self)
+        return words
+
+    @_words.setter
+    def _words(self, words: word_searcher.WordSearcher) -> None:
+        self.__dict__["_word_searcher"] = words
+
     def close(self) -> None:
-        self._words.close()
+        if "_word_searcher" in self.__dict__:
+            self._words.close()
         self.close_vectors()
         self.conn.close()
 
@@ -101,7 +123,9 @@ class SQLiteBackend(
                 raise StoreError(f"cannot write to {self.path}: {exc} (disk full?)") from None
             else:
                 dropped, added = self._chunk_changes
-                if dropped or added:  # told in commit order: still under the lock
+                # Told in commit order, still under the lock; with no word index made
+                # yet there is none to tell (one made later reads the file as it is).
+                if (dropped or added) and "_word_searcher" in self.__dict__:
                     self._words.committed(dropped, added)
             finally:
                 self._depth = 0

@@ -5,9 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from trove.backends.base import ChunkRow, DocumentWrite
 from trove.backends.rows import (
@@ -24,6 +22,11 @@ from trove.backends.sqlite.connection import Connected
 from trove.models import Chunk, Document
 from trove.search.query import cjk_text
 from trove.timeutil import to_epoch
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 
 class DocumentStorage(Connected):

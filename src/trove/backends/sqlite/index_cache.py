@@ -28,19 +28,26 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import apsw
-import numpy as np
 
 from trove.search.vectors import RowWriter, VectorIndex
 
 if TYPE_CHECKING:
+    import secrets
+
+    import numpy as np
+
     from trove.backends.base import EmbedderLock
     from trove.backends.sqlite.backend import SQLiteBackend
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import LazyModule
+    from trove.lazy import numpy as np
+
+    secrets = LazyModule("secrets")  # with random, hmac and hashlib: for a new cache file
 
 MAGIC = b"TROVEVEC"
 FORMAT = 1

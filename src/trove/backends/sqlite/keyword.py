@@ -19,9 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from trove.search.bm25 import IDF_FLOOR, K1, B
 from trove.search.query import (
@@ -36,10 +34,15 @@ from trove.search.query import (
     has_cjk,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
+
 # Rows per sealed segment: bounds the memory a build needs at once (its sort) and the
 # work of merging small segments written one batch at a time.
 SEGMENT_ROWS = 65_536
-_MAX_TF = np.iinfo(np.uint16).max  # a chunk would need 65,535 copies of a token to clip
+_MAX_TF = 65_535  # np.iinfo(np.uint16).max: a chunk would need 65,535 copies of a token to clip
 
 Tokenizer = Callable[[bytes], list[str]]
 Ranker = Callable[[int], list[tuple[int, float]]]
@@ -122,17 +125,13 @@ class _Segment:
         # An int32 needle: a Python int makes numpy cast the whole array first (15x slower).
         at = int(self.terms.searchsorted(np.int32(term)))
         if at == len(self.terms) or self.terms[at] != term:
-            return _EMPTY_ROWS, _EMPTY_TF
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint16)
         begin, end = self.starts[at], self.starts[at + 1]
         return self.rows[begin:end] + np.int64(self.first_row), self.tf[begin:end]
 
     def triples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         terms = np.repeat(self.terms, np.diff(self.starts))
         return terms, self.rows + np.int64(self.first_row), self.tf
-
-
-_EMPTY_ROWS = np.zeros(0, dtype=np.int64)
-_EMPTY_TF = np.zeros(0, dtype=np.uint16)
 
 
 class _Vocab(dict[str, int]):

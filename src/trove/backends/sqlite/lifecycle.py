@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import apsw
-import numpy as np
 
 from trove.backends.sqlite.connection import Connected
 from trove.errors import StoreError
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 
 class LifecycleStorage(Connected):

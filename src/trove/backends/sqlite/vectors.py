@@ -16,7 +16,6 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import apsw
-import numpy as np
 
 from trove.backends.base import EmbedderLock
 from trove.backends.sqlite.connection import Connected
@@ -24,8 +23,12 @@ from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedde
 from trove.models import ChunkHit
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from trove.backends.sqlite.semantic import SemanticSearcher
     from trove.search.filters import Filters
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 _TRIGGER = "chunk_vec_ad"
 

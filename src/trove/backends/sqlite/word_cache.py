@@ -22,14 +22,16 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from trove.backends.sqlite.index_cache import private_file, save_file
 from trove.backends.sqlite.keyword import WordIndex, _Segment
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from trove.backends.sqlite.backend import SQLiteBackend
     from trove.backends.sqlite.keyword import Tokenizer
+else:  # numpy loads where first used: opening a store, stats, keyword search need none
+    from trove.lazy import numpy as np
 
 MAGIC = b"TROVEWRD"
 FORMAT = 1

@@ -20,14 +20,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import apsw
-import numpy as np
 
-from trove.backends.sqlite import word_cache
 from trove.backends.sqlite.keyword import SEGMENT_ROWS, Ranker, WordIndex
 from trove.backends.sqlite.schema import word_tokenizer
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from trove.backends.sqlite import word_cache
     from trove.backends.sqlite.backend import SQLiteBackend
+else:  # numpy, and the cache file code, load when the index is first built
+    from trove.lazy import LazyModule
+    from trove.lazy import numpy as np
+
+    word_cache = LazyModule("trove.backends.sqlite.word_cache")
 
 # Stores below this many chunks are answered by FTS5 alone unless the index is asked for
 # (Store.warm): there FTS5 takes well under a millisecond. Above it, FTS5's OR query costs

@@ -1,25 +1,13 @@
 """The ``trove`` command line: one module per group of commands, each registering its
-commands on the root group (:mod:`trove.interfaces.cli.root`) when imported.
+commands on the root group (:mod:`trove.interfaces.cli.root`) when imported, which is
+when a command line names one of them (``root.COMMANDS``): `trove --help` and each
+command load only what they use.
 
 Every command parses its options, calls one library method and prints (rich, or ``--json``).
 """
 
 from __future__ import annotations
 
-# Imported for their commands, which register themselves on the root group.
-from trove.interfaces.cli import (  # noqa: F401
-    agent,
-    check,
-    commands,
-    edit,
-    eval,
-    ingest,
-    listing,
-    memory,
-    migrate,
-    serve,
-    transfer,
-)
 from trove.interfaces.cli.root import cli
 
 __all__ = ["cli", "main"]

@@ -8,7 +8,6 @@ a file, where rich would print them without styles, are written plainly without 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,8 +18,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
+    import json
+
     from rich.console import Console
     from rich.progress import ProgressColumn
+else:  # loaded by the first --json output: `trove --help` prints none
+    from trove.lazy import LazyModule
+
+    json = LazyModule("json")
 
 F = TypeVar("F", bound=Callable[..., Any])
 # A line as pieces of (text, rich style): ("title", "bold"), ("  id 0.93", "dim").

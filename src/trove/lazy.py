@@ -1,0 +1,38 @@
+"""A module imported when one of its names is first used, not when a module naming it is.
+
+``trove stats`` or a keyword search in a fresh process needs no numpy, yet about twenty
+modules on the way to opening a store use it in some function; numpy's import alone cost a
+one-shot command more than the rest of it (python bench/coldstart.py). Those modules write::
+
+    if TYPE_CHECKING:
+        import numpy as np
+    else:
+        from trove.lazy import numpy as np
+
+so that type checkers see numpy itself and the code runs unchanged: ``np.zeros`` imports
+numpy at its first call and is then an ordinary attribute look-up (the same pattern as
+SPEC 1's lazy_loader, for one module).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+
+class LazyModule:
+    """Stands for module ``name``, importing it at the first attribute look-up."""
+
+    def __init__(self, name: str) -> None:
+        self._lazy_name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        value = getattr(importlib.import_module(self._lazy_name), attr)
+        setattr(self, attr, value)  # later look-ups find it without this method
+        return value
+
+    def __repr__(self) -> str:
+        return f"<module {self._lazy_name!r}, imported when first used>"
+
+
+numpy = LazyModule("numpy")
