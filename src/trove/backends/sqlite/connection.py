@@ -139,12 +139,6 @@ def open_connection(
         # 32 MB of page cache (SQLite's default is 2 MB): a batch write into a large
         # store touches index pages all over the file (random document ids).
         conn.execute("PRAGMA cache_size = -32000")
-    # Statement journals in memory: a row written through triggers (or checked against a
-    # foreign key) journals the pages it touches, and a row of a bulk write touches more
-    # than the 64 KiB SQLite keeps in memory before it spills them to a temporary file:
-    # a system call a page, a third of the time of a document row. (Temporary tables and
-    # sorts, which trove's statements barely use, stay in memory too.)
-    conn.execute("PRAGMA temp_store = MEMORY")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn, version
 
