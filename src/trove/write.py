@@ -12,6 +12,7 @@ events go) by the store that builds it; it knows nothing of the store itself.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import reprlib
 from collections.abc import Callable, Mapping, Sequence
@@ -65,6 +66,10 @@ AUTHOR_TIERS = ("human", "explicit", "derived", "llm")
 _NO_ENTRY = entry.fields({})
 # Fields whose change alters what is indexed, so chunks are rebuilt.
 _INDEXED = ("content_hash", "title", "indexed", "keyword_text", "semantic_text")
+# Every field's default but metadata's, which every prepared document sets.
+_DEFAULTS = {
+    f.name: f.default for f in dataclasses.fields(Document) if f.default is not dataclasses.MISSING
+}
 # What a new importance is when the caller gives none.
 DEFAULT_IMPORTANCE = 0.5
 # Everything a caller decides (the text through its hash): equal means the write is a no-op.
@@ -97,8 +102,8 @@ def prepare(
     ``author_tier`` comes from the interface that received the write, never from the item;
     ``doc_id`` keeps the id of a document being updated.
     """
-    unknown = set(item) - ADD_FIELDS
-    if unknown:
+    if not ADD_FIELDS.issuperset(item):
+        unknown = set(item) - ADD_FIELDS
         raise InvalidInput(f"unknown field {', '.join(sorted(unknown))}")
     if author_tier not in AUTHOR_TIERS:
         raise InvalidInput(f"author_tier must be one of {', '.join(AUTHOR_TIERS)}")
@@ -121,31 +126,53 @@ def prepare(
         doc_id = document_id(
             namespace, scope, source, source_id, dedupe_key, content_hash, session
         )
-    return Document(
-        id=doc_id,
-        text=text,
-        namespace=namespace,
-        scope=scope,
-        session_id=session if scope == "session" else "",
-        source=source,
-        source_id=source_id,
-        dedupe_key=dedupe_key,
-        doc_type=_string(item, "doc_type"),
-        title=_string(item, "title"),
-        author=_string(item, "author"),
-        participants=_strings(item, "participants"),
-        timestamp=to_iso(to_epoch(item.get("timestamp"), field="timestamp")),
-        url=_string(item, "url"),
-        thread_id=_string(item, "thread_id"),
-        channel=_string(item, "channel"),
-        tags=_strings(item, "tags"),
-        metadata=metadata,
-        content_hash=content_hash,
-        importance=_importance(item.get("importance")),
-        author_tier=author_tier,
-        expires_at=to_iso(_expiry(item.get("expires_at"), item.get("ttl"))),
-        **(entry.fields(item) if not entry.FIELDS.isdisjoint(item) else _NO_ENTRY),
+    return _document(
+        {
+            **_DEFAULTS,
+            "id": doc_id,
+            "text": text,
+            "namespace": namespace,
+            "scope": scope,
+            "session_id": session if scope == "session" else "",
+            "source": source,
+            "source_id": source_id,
+            "dedupe_key": dedupe_key,
+            "doc_type": _string(item, "doc_type"),
+            "title": _string(item, "title"),
+            "author": _string(item, "author"),
+            "participants": _strings(item, "participants"),
+            "timestamp": _timestamp(item.get("timestamp")),
+            "url": _string(item, "url"),
+            "thread_id": _string(item, "thread_id"),
+            "channel": _string(item, "channel"),
+            "tags": _strings(item, "tags"),
+            "metadata": metadata,
+            "content_hash": content_hash,
+            "importance": _importance(item.get("importance")),
+            "author_tier": author_tier,
+            "expires_at": _expires(item),
+            **(entry.fields(item) if not entry.FIELDS.isdisjoint(item) else _NO_ENTRY),
+        }
     )
+
+
+def _document(values: dict[str, Any]) -> Document:
+    """``Document(**values)`` without the frozen dataclass's ``__setattr__`` per field
+    (33 of them: a fifth of :func:`prepare`); ``values`` holds every field."""
+    doc = object.__new__(Document)
+    doc.__dict__.update(values)
+    return doc
+
+
+def _timestamp(value: Any) -> str | None:
+    return None if value is None else to_iso(to_epoch(value, field="timestamp"))
+
+
+def _expires(item: Mapping[str, Any]) -> str | None:
+    expires_at, ttl = item.get("expires_at"), item.get("ttl")
+    if expires_at is None and ttl is None:  # most items
+        return None
+    return to_iso(_expiry(expires_at, ttl))
 
 
 def _importance(value: Any) -> float:
@@ -322,6 +349,9 @@ def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
         return entry.rows(doc)
     # Front matter and HTML comments are blanked in place: neither indexed nor shown.
     clean = snippet_text.mask(doc.text, doc.doc_type)
+    if clean == doc.text and _one_chunk(clean, max_chars):
+        # What chunk_text makes of it (most items of a bulk write), without its passes.
+        return [chunk_row(doc, Chunk(index=0, start=0, end=len(clean)), clean)]
     chunks = chunk_text(clean, max_chars=max_chars, overlap=overlap)
     if clean != doc.text:
         chunks = _trimmed(chunks, clean)
@@ -338,20 +368,31 @@ def chunk_row(doc: Document, chunk: Chunk, clean: str | None = None) -> ChunkRow
     if clean is None:
         clean = snippet_text.mask(doc.text, doc.doc_type)
     text = clean[chunk.start : chunk.end]
-    head = " > ".join(part for part in (doc.title, chunk.heading) if part)
+    head = " > ".join(filter(None, (doc.title, chunk.heading)))
     digest = hashlib.sha256(f"{head}\x00{text}".encode()).hexdigest()
     return ChunkRow(chunk=chunk, head=head, text=text, text_hash=digest)
+
+
+def _one_chunk(text: str, max_chars: int) -> bool:
+    """Whether ``chunk_text`` makes one chunk of all of ``text``: it fits, is not blank,
+    and holds nothing that starts a Markdown section (see :mod:`trove.chunking`)."""
+    return (
+        max_chars >= 20
+        and len(text) <= max_chars
+        and not text.isspace()
+        and "#" not in text
+        and "```" not in text
+        and "~~~" not in text
+    )
 
 
 def _evolve(doc: Document, **changes: Any) -> Document:
     """``dataclasses.replace`` for a document, without its per-field work (which was a
     fifth of the Python time of a bulk write): Document is a plain frozen dataclass, with
     no ``__post_init__`` and no slots, so a copy of its fields is the same document."""
-    new = object.__new__(Document)
-    fields = new.__dict__
-    fields.update(doc.__dict__)
-    fields.update(changes)
-    return new
+    # One merged dict, then one update of the new instance's: two updates of it cost
+    # twice as much (the second replaces keys of a key-sharing dict).
+    return _document({**doc.__dict__, **changes})
 
 
 def _trimmed(chunks: list[Chunk], text: str) -> list[Chunk]:

@@ -1,6 +1,6 @@
-"""A bulk batch counts and logs its new documents and indexes and counts their chunks in
-one statement each, its insert triggers skipped (schema 12): the index, the counts and
-the event log stay those the triggers keep."""
+"""Every insert counts and logs its new documents and indexes and counts their chunks in
+one statement each a batch (schema 13 has no insert triggers; schema 12 skipped them
+during a batch): the index, the counts and the event log stay those triggers kept."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import pytest
 import trove
 from trove.backends.base import DocumentWrite
 from trove.backends.sqlite import bulk
+from trove.backends.sqlite.events import written_trigger_sql
 from trove.backends.sqlite.schema import LATEST_VERSION
+from trove.backends.sqlite.stats import added_trigger_sql
 
 pytestmark = pytest.mark.sqlite_only
 
@@ -23,11 +25,10 @@ def _conn(kb: trove.Store) -> Any:
 
 
 def assert_in_step(kb: trove.Store) -> None:
-    """The word index holds exactly the chunk rows, the tallies count the rows, every
-    document has its 'written' event, and no batch is left open."""
+    """The word index holds exactly the chunk rows, the tallies count the rows, and every
+    document has its 'written' event."""
     conn = _conn(kb)
     conn.execute("INSERT INTO chunk_fts (chunk_fts) VALUES ('integrity-check')")
-    assert conn.execute("SELECT count(*) FROM bulk_batch") == [(0,)]
     chunks = conn.execute("SELECT count(*) FROM chunk")[0][0]
     assert conn.execute("SELECT coalesce(sum(chunks), 0) FROM chunk_tally") == [(chunks,)]
     assert conn.execute("SELECT sum(docs), sum(text_bytes) FROM doc_tally") == conn.execute(
@@ -51,12 +52,10 @@ def test_bulk_writes_are_found_and_counted(tmp_path: Path) -> None:
         assert_in_step(kb)
 
 
-def test_a_failed_row_leaves_no_batch_open_and_its_predecessors_indexed(
-    tmp_path: Path,
-) -> None:
+def test_a_failed_row_leaves_its_predecessors_indexed(tmp_path: Path) -> None:
     """A row of the batch fails (a duplicate chunk) inside an outer transaction whose
-    caller goes on and commits: the rows before it are indexed and counted, and the
-    writes after it go through the triggers again."""
+    caller goes on and commits: the rows before it are indexed and counted, and later
+    writes are too."""
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:
         kb.add("first walrus", source_id="a")
         docs = [kb.writer.prepare({"text": f"walrus {i}", "source_id": f"b{i}"}) for i in range(3)]
@@ -64,31 +63,26 @@ def test_a_failed_row_leaves_no_batch_open_and_its_predecessors_indexed(
         writes = [DocumentWrite(p.doc, True, p.chunks, True) for p in plans.values()]
         writes[2] = DocumentWrite(writes[2].doc, True, writes[2].chunks * 2, True)
         backend = kb.backend
-        with backend.transaction():  # type: ignore[attr-defined]
-            with pytest.raises(apsw.ConstraintError):
-                backend.put_many(writes)
-            assert _conn(kb).execute("SELECT count(*) FROM bulk_batch") == [(0,)]
+        with backend.transaction(), pytest.raises(apsw.ConstraintError):  # type: ignore[attr-defined]
+            backend.put_many(writes)
         kb.add("a later walrus", source_id="c")
         assert_in_step(kb)
         assert kb.stats().chunks == 5
         assert len(kb.search("walrus", mode="keyword")) == 5
 
 
-def test_a_failed_clean_up_undoes_the_batch_and_its_marker(tmp_path: Path) -> None:
-    """Should a batch's own closing statements fail, the batch is rolled back with its
-    ``bulk_batch`` row: a caller that swallows the error and commits leaves no marker that
-    would make every later write skip its triggers."""
+def test_a_failed_clean_up_undoes_the_batch(tmp_path: Path) -> None:
+    """Should a batch's own closing statements fail, the batch is rolled back: a caller
+    that swallows the error and commits leaves no rows unindexed or uncounted."""
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:
         kb.add("first walrus", source_id="a")
         conn = kb.backend.conn  # type: ignore[attr-defined]
-        with kb.backend.transaction():  # type: ignore[attr-defined]
-            with pytest.raises(apsw.SQLError):
-                bulk._batch(
-                    conn,
-                    lambda: conn.execute("DELETE FROM document WHERE source_id = 'a'"),
-                    [("SELECT no_such_function()", ())],
-                )
-            assert conn.execute("SELECT count(*) FROM bulk_batch") == [(0,)]
+        with kb.backend.transaction(), pytest.raises(apsw.SQLError):  # type: ignore[attr-defined]
+            bulk._batch(
+                conn,
+                lambda: conn.execute("DELETE FROM document WHERE source_id = 'a'"),
+                [("SELECT no_such_function()", ())],
+            )
         assert kb.stats().documents == 1  # the batch's delete was undone
         kb.add("a later walrus", source_id="c")
         assert_in_step(kb)
@@ -101,7 +95,7 @@ def test_schema_11_file_migrates_to_bulk_batches(tmp_path: Path) -> None:
         kb.add_many([{"text": f"old walrus {i}"} for i in range(20)])
         # Back to schema 11: per-row triggers, the two indexes no query reads, no table.
         _conn(kb).execute(
-            "DROP TABLE bulk_batch; DROP TRIGGER chunk_ai; DROP TRIGGER chunk_tally_ai; "
+            f"{added_trigger_sql()} {written_trigger_sql()} "
             "CREATE TRIGGER chunk_ai AFTER INSERT ON chunk BEGIN "
             "INSERT INTO chunk_fts (rowid, head, text) VALUES (new.id, new.head, new.text); "
             "END; "
@@ -115,7 +109,8 @@ def test_schema_11_file_migrates_to_bulk_batches(tmp_path: Path) -> None:
             "PRAGMA user_version = 11"
         )
     with trove.open(path, embedder=None) as kb:
-        assert kb.stats().schema_version == LATEST_VERSION == 12
+        assert kb.stats().schema_version == LATEST_VERSION == 13
+        assert _insert_triggers(kb) == set()
         names = {
             str(r[0])
             for r in _conn(kb).execute("SELECT name FROM sqlite_schema WHERE type = 'index'")
@@ -125,4 +120,51 @@ def test_schema_11_file_migrates_to_bulk_batches(tmp_path: Path) -> None:
         kb.add("one more walrus")
         assert kb.stats().chunks == 41
         assert len(kb.search("walrus", mode="keyword", limit=100)) == 41
+        assert_in_step(kb)
+
+
+def _insert_triggers(kb: trove.Store) -> set[str]:
+    return {
+        str(r[0])
+        for r in _conn(kb).execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'trigger' "
+            "AND tbl_name IN ('document', 'chunk') AND sql LIKE '%AFTER INSERT%'"
+        )
+    }
+
+
+def test_schema_12_file_migrates_to_no_insert_triggers(tmp_path: Path) -> None:
+    path = tmp_path / "kb.db"
+    with trove.open(path, embedder=None) as kb:
+        kb.add_many([{"text": f"old walrus {i}"} for i in range(20)])
+        # Back to schema 12: the insert triggers, skipped while bulk_batch holds a row.
+        _conn(kb).execute(bulk.BULK_SQL + "PRAGMA user_version = 12")
+        assert len(_insert_triggers(kb)) == 4
+    with trove.open(path, embedder=None) as kb:
+        assert kb.stats().schema_version == LATEST_VERSION == 13
+        assert _insert_triggers(kb) == set()
+        tables = {str(r[0]) for r in _conn(kb).execute("SELECT name FROM sqlite_schema")}
+        assert "bulk_batch" not in tables
+        kb.add_many([{"text": f"new walrus {i}"} for i in range(20)])
+        kb.add("one more walrus")
+        assert kb.stats().chunks == 41
+        assert len(kb.search("walrus", mode="keyword", limit=100)) == 41
+        assert_in_step(kb)
+
+
+def test_a_document_put_alone_is_indexed_counted_and_logged(tmp_path: Path) -> None:
+    """The backend's one-document writes (``trove migrate``, ``trove import``), which no
+    insert trigger follows since schema 13: a new document and its chunks are counted,
+    logged and indexed, a rewrite of it is not counted twice."""
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        backend: Any = kb.backend
+        for round_ in range(2):
+            doc = kb.writer.prepare({"text": f"lone walrus {round_}", "source_id": "w"})
+            doc = kb.writer.plan([doc])[doc.id].doc
+            backend.put_document(doc)
+            _, ids = backend.replace_chunks(doc.id, kb.writer.chunker.rows(doc))
+            assert len(ids) == 1
+        assert kb.stats().documents == 1 and kb.stats().chunks == 1
+        assert [r.text for r in kb.search("walrus", mode="keyword")] != []
+        assert _conn(kb).execute("SELECT count(*) FROM event_log WHERE kind = 'written'") == [(1,)]
         assert_in_step(kb)

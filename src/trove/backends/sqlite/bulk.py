@@ -1,4 +1,4 @@
-"""Many documents and their chunks in a few statements: the bulk half of the write path.
+"""Documents and their chunks in a few statements: every insert of a row, one or a batch.
 
 Row by row, a batch of new one-chunk documents cost six statements each; here a batch is
 one ``executemany`` per table, one read of the replaced documents' old chunk ids and one
@@ -8,15 +8,17 @@ are known without a round trip per row: the caller holds the write transaction
 counter moves it on (ids are still never reused, which the index caches rely on).
 
 A new document is counted (stats.py) and logged (events.py), and a new chunk indexed and
-counted, by triggers: a statement per row for each, where a batch does each job in one
-statement for all its rows (the word index took half the time of a chunk, its trigger
-costing twice one statement for the batch). The insert triggers skip while the table
-``bulk_batch`` holds a row: the batch writes one before its rows and deletes it before
-its own statements (which run even when a row failed: the rows before it are done),
-all inside the caller's transaction, so no other connection ever sees it, and a crash
-rolls it back with the batch. New chunks are found by their ids, new documents as the
-rows after the largest rowid before them (SQLite gives a new row the next one). Updates,
-deletes and every other write path go through the triggers as before.
+counted, by one statement each for all the rows of a batch, which this module runs after
+the rows: new chunks are found by their ids, new documents as the rows after the largest
+rowid before them (SQLite gives a new row the next one). Schema 12 did this with insert
+triggers that a batch skipped; schema 13 has none, because a trigger, even one whose
+condition skips it, makes SQLite journal the pages each row touches for that row's
+statement: half the time of a bulk write. So every insert of a document or chunk row
+goes through here (:func:`write_documents`, :func:`insert_chunks`): the backend's
+``put_document``, ``replace_chunks`` and ``put_many``. The closing statements run even
+when a row failed (the rows before it are done, in the caller's transaction), inside a
+savepoint that undoes the rows should the statements themselves fail. Updates, deletes
+and every other write path go through their triggers as before.
 """
 
 from __future__ import annotations
@@ -38,11 +40,11 @@ _PART = 500  # ids per IN (...) list, well under SQLite's parameter limit
 
 _SESSION = "CASE WHEN d.scope = 'session' THEN '=' || d.session_id ELSE '' END"
 _SKIP = "WHEN NOT EXISTS (SELECT 1 FROM bulk_batch)"
-# Schema 12 (schema.py runs it): the table, and the insert triggers of documents and
-# chunks (schemas 4, 8 and 11: events.py, stats.py) again, each skipped during a batch.
-# And two indexes of schema 1 that no query reads go: each cost a document write about a
-# tenth of its time, and the one by content hash a page write per document in a large
-# store (its keys are random).
+# Schema 12 (schema.py runs it; kept as it was, for files that migrate through it): the
+# table, and the insert triggers of documents and chunks (schemas 4, 8 and 11: events.py,
+# stats.py) again, each skipped during a batch. And two indexes of schema 1 that no query
+# reads go: each cost a document write about a tenth of its time, and the one by content
+# hash a page write per document in a large store (its keys are random).
 BULK_SQL = f"""
 CREATE TABLE IF NOT EXISTS bulk_batch (open INTEGER NOT NULL) STRICT;
 DROP INDEX IF EXISTS document_hash;
@@ -62,7 +64,16 @@ CREATE TRIGGER chunk_tally_ai AFTER INSERT ON chunk {_SKIP} BEGIN
     ON CONFLICT DO UPDATE SET chunks = chunks + 1;
 END;
 """
-# What the two triggers do, for the chunks with ids ?1 to ?2.
+# Schema 13: the insert triggers go, with the table that skipped them; this module does
+# their work for every insert.
+NO_INSERT_TRIGGERS_SQL = """
+DROP TRIGGER IF EXISTS chunk_ai;
+DROP TRIGGER IF EXISTS chunk_tally_ai;
+DROP TRIGGER IF EXISTS doc_tally_ai;
+DROP TRIGGER IF EXISTS document_event_ai;
+DROP TABLE IF EXISTS bulk_batch;
+"""
+# What the chunk insert triggers did, for the chunks with ids ?1 to ?2.
 _WORDS = (
     "INSERT INTO chunk_fts (rowid, head, text) "
     "SELECT id, head, text FROM chunk WHERE id BETWEEN ?1 AND ?2"
@@ -93,25 +104,16 @@ def put_many(
     ids, new chunk ids in the order of ``writes`` and their chunks)."""
     names, marks = ", ".join(columns), ", ".join("?" * len(columns))
     new = [w.doc for w in writes if w.fresh]
-    if new:  # new rows take the rowids after the largest: their triggers' work by range
-        last = conn.execute("SELECT coalesce(max(rowid), 0) FROM document")[0][0]
-        _batch(
+    if new:
+        write_documents(
             conn,
-            lambda: conn.executemany(
-                f"INSERT INTO document ({names}) VALUES ({marks})",
-                list(map(itemgetter(*columns), map(row, new))),
-            ),
-            [(WRITTEN_SQL[0], (last,)), (WRITTEN_SQL[1], ()), (ADDED_SQL, (last,))],
-            lambda: conn.executemany(_DOCS_COUNTED, _doc_tally(new)),
+            f"INSERT INTO document ({names}) VALUES ({marks})",
+            list(map(itemgetter(*columns), map(row, new))),
+            new,
         )
     full = [w.doc for w in writes if w.reindex and not w.fresh]
     if full:
-        updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c != "id")
-        conn.executemany(
-            f"INSERT INTO document ({names}) VALUES ({marks}) "
-            f"ON CONFLICT (id) DO UPDATE SET {updates}",
-            list(map(itemgetter(*columns), map(row, full))),
-        )
+        write_documents(conn, upsert_sql(columns), list(map(itemgetter(*columns), map(row, full))))
     header = [w.doc for w in writes if not w.reindex]
     if header:
         kept = [c for c in columns if c not in ("id", "text")]
@@ -122,7 +124,45 @@ def put_many(
             [(*(v[c] for c in kept), v["id"]) for v in values],
         )
     dropped = _drop_chunks(conn, [w.doc.id for w in writes if w.reindex and not w.fresh])
-    return dropped, _insert_chunks(conn, [(w.doc, w.chunks) for w in writes if w.reindex])
+    chunks = [(w.doc.id, _tally_key(w.doc), w.chunks) for w in writes if w.reindex]
+    return dropped, _insert_chunks(conn, chunks)
+
+
+def upsert_sql(columns: Sequence[str]) -> str:
+    """Insert documents, or update those whose id is stored."""
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c != "id")
+    return (
+        f"INSERT INTO document ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        f"ON CONFLICT (id) DO UPDATE SET {updates}"
+    )
+
+
+def write_documents(
+    conn: SerializedConnection,
+    sql: str,
+    rows: Sequence[tuple[Any, ...]],
+    new: Sequence[Document] | None = None,
+) -> None:
+    """Run ``sql``, an insert (or upsert) of document rows, for each of ``rows``, then count
+    and log the documents it added: the rows after the largest rowid before them.
+    ``new``: the documents of ``rows`` when each is new, counted from themselves."""
+    last = conn.execute("SELECT coalesce(max(rowid), 0) FROM document")[0][0]
+    _batch(
+        conn,
+        lambda: conn.executemany(sql, rows),
+        [(WRITTEN_SQL[0], (last,)), (WRITTEN_SQL[1], ()), (ADDED_SQL, (last,))],
+        None if new is None else lambda: conn.executemany(_DOCS_COUNTED, _doc_tally(new)),
+    )
+
+
+def insert_chunks(conn: SerializedConnection, doc_id: str, rows: Sequence[ChunkRow]) -> list[int]:
+    """Add chunks of a stored document (indexed and counted); returns their ids."""
+    return _insert_chunks(conn, [(doc_id, None, rows)])
+
+
+def _tally_key(doc: Document) -> tuple[str, str]:
+    """The chunk tally's key of a document's chunks (stats.py)."""
+    return doc.namespace, "=" + doc.session_id if doc.scope == "session" else ""
 
 
 def _doc_tally(docs: Sequence[Document]) -> list[tuple[Any, ...]]:
@@ -145,22 +185,20 @@ def _batch(
     then: Sequence[tuple[str, tuple[Any, ...]]],
     tally: Callable[[], None] | None = None,
 ) -> None:
-    """``write`` with the per-row insert triggers skipped, then ``then``'s statements,
-    which do their work for the batch: even when a row of ``write`` failed (the rows
-    before it stay in the caller's transaction, indexed and counted). ``tally``: a
-    cheaper last statement when every row was written."""
-    # A savepoint: should the clean-up itself fail, the batch is undone with its
-    # ``bulk_batch`` row, never left behind (a caller that swallowed the error and
-    # committed would otherwise skip every later write's triggers).
+    """``write``, then ``then``'s statements, which do for its rows what insert triggers
+    would: even when a row of ``write`` failed (the rows before it stay in the caller's
+    transaction, indexed and counted). ``tally``: a cheaper last statement when every row
+    was written."""
+    # A savepoint: should the closing statements fail, the rows go with them, never
+    # left behind unindexed and uncounted (for a caller that swallowed the error and
+    # committed).
     conn.execute("SAVEPOINT bulk_batch")
-    conn.execute("INSERT INTO bulk_batch VALUES (1)")
     failure: BaseException | None = None
     try:
         write()
     except BaseException as e:
         failure = e
     try:
-        conn.execute("DELETE FROM bulk_batch")
         for sql, params in then[:-1] if tally is not None and failure is None else then:
             conn.execute(sql, params)
         if tally is not None and failure is None:
@@ -196,9 +234,11 @@ def _drop_chunks(conn: SerializedConnection, doc_ids: Sequence[str]) -> list[int
 
 
 def _insert_chunks(
-    conn: SerializedConnection, chunks: Sequence[tuple[Document, Sequence[ChunkRow]]]
+    conn: SerializedConnection,
+    chunks: Sequence[tuple[str, tuple[str, str] | None, Sequence[ChunkRow]]],
 ) -> list[int]:
-    count = sum(len(rows) for _, rows in chunks)
+    """Chunks by document id, each with its tally key (None: read from the document)."""
+    count = sum(len(rows) for _, _, rows in chunks)
     if not count:
         return []
     # The counter, or the largest id if the counter lags (a table never written through
@@ -215,12 +255,18 @@ def _insert_chunks(
     # The chunk tally's keys, from the documents just written (the statement _TALLY
     # reads them back, a random look-up a chunk: a tenth of a chunk's time at 100k).
     counts: Counter[tuple[str, str]] = Counter()
+    known = True
     it = iter(ids)
-    for doc, rows in chunks:
-        counts[doc.namespace, "=" + doc.session_id if doc.scope == "session" else ""] += len(rows)
+    for doc_id, key, rows in chunks:
+        if key is None:
+            known = False
+        else:
+            counts[key] += len(rows)
         for r in rows:
             chunk_id = next(it)
-            params.append((chunk_id, *chunk_values(doc.id, r)))
+            params.append((chunk_id, *chunk_values(doc_id, r)))
+            if r.text.isascii() and r.head.isascii():  # no CJK: most text, at no cost
+                continue
             cjk = cjk_text(r.head, r.text)
             if cjk is not None:  # only text with CJK pays for the bigram index
                 grams.append((chunk_id, cjk))
@@ -231,7 +277,9 @@ def _insert_chunks(
             params,
         ),
         [(_WORDS, (first, ids[-1])), (_TALLY, (first, ids[-1]))],
-        lambda: conn.executemany(_TALLY_COUNTED, [(*key, n) for key, n in counts.items()]),
+        (lambda: conn.executemany(_TALLY_COUNTED, [(*k, n) for k, n in counts.items()]))
+        if known
+        else None,
     )
     if grams:
         conn.executemany("INSERT INTO chunk_cjk (rowid, grams) VALUES (?, ?)", grams)

@@ -9,18 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 from trove.backends.base import ChunkRow, DocumentWrite
 from trove.backends.rows import (
-    CHUNK_COLUMNS,
     DOC_COLUMNS,
     HEADER_COLUMNS,
     LIST_COLUMNS,
     TIME_COLUMNS,
-    chunk_values,
     to_document,
 )
-from trove.backends.sqlite.bulk import put_many
+from trove.backends.sqlite.bulk import insert_chunks, put_many, upsert_sql, write_documents
 from trove.backends.sqlite.connection import Connected
 from trove.models import Chunk, Document
-from trove.search.query import cjk_text
 from trove.timeutil import to_epoch
 
 if TYPE_CHECKING:
@@ -73,36 +70,23 @@ class DocumentStorage(Connected):
                 params = [values[c] for c in HEADER_COLUMNS if c != "id"]
                 self.conn.execute(f"UPDATE document SET {sets} WHERE id = ?", (*params, doc.id))
                 return
-            updates = ", ".join(f"{c} = excluded.{c}" for c in DOC_COLUMNS if c != "id")
-            self.conn.execute(
-                f"INSERT INTO document ({', '.join(DOC_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(DOC_COLUMNS))}) "
-                f"ON CONFLICT (id) DO UPDATE SET {updates}",
-                tuple(values[c] for c in DOC_COLUMNS),
+            # Counted and logged if new (no insert trigger does it: bulk.py).
+            write_documents(
+                self.conn, upsert_sql(DOC_COLUMNS), [tuple(values[c] for c in DOC_COLUMNS)]
             )
 
     def replace_chunks(
         self, doc_id: str, chunks: Sequence[ChunkRow]
     ) -> tuple[list[int], list[int]]:
-        """Swap a document's chunks (index triggers follow); returns (old ids, new ids)."""
+        """Swap a document's chunks (the delete triggers and bulk.py index and count
+        them); returns (old ids, new ids)."""
         with self.transaction():
             dropped = [
                 int(r[0])
                 for r in self.conn.execute("SELECT id FROM chunk WHERE doc_id = ?", (doc_id,))
             ]
             self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
-            ids: list[int] = []
-            for row in chunks:
-                self.conn.execute(
-                    f"INSERT INTO chunk ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    chunk_values(doc_id, row),
-                )
-                ids.append(self.conn.last_insert_rowid())
-                grams = cjk_text(row.head, row.text)
-                if grams is not None:  # only text with CJK pays for the bigram index
-                    self.conn.execute(
-                        "INSERT INTO chunk_cjk (rowid, grams) VALUES (?, ?)", (ids[-1], grams)
-                    )
+            ids = insert_chunks(self.conn, doc_id, chunks)
             self._chunk_changes[0].extend(dropped)
             self._chunk_changes[1].extend(ids)
             return dropped, ids

@@ -1,4 +1,6 @@
-"""The event log of a SQLite store: what changed, written by triggers on ``document``.
+"""The event log of a SQLite store: what changed, written by triggers on ``document``
+(and, for new documents, since schema 13, by one statement a batch that every insert
+runs: bulk.py).
 
 A row per committed change, in commit order (``AUTOINCREMENT``: ids are never reused,
 so a reader's cursor stays meaningful after old rows are pruned). Only the newest

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import apsw
 
-from trove.backends.sqlite.bulk import BULK_SQL
+from trove.backends.sqlite.bulk import BULK_SQL, NO_INSERT_TRIGGERS_SQL
 from trove.backends.sqlite.connection import SerializedConnection
 from trove.backends.sqlite.enrich import ENRICHMENT_SQL
 from trove.backends.sqlite.events import event_log_sql
@@ -282,6 +282,13 @@ def m012_bulk_batch(conn: apsw.Connection) -> None:
     conn.execute(BULK_SQL)
 
 
+def m013_no_insert_triggers(conn: apsw.Connection) -> None:
+    """Bulk writes (issue 14): documents and chunks have no insert triggers; every insert
+    counts, logs and indexes its rows in one statement a batch (see
+    :mod:`trove.backends.sqlite.bulk`): a trigger made SQLite journal each row's pages."""
+    conn.execute(NO_INSERT_TRIGGERS_SQL)
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_initial,
     m002_memory,
@@ -295,6 +302,7 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m010_file_state,
     m011_tally,
     m012_bulk_batch,
+    m013_no_insert_triggers,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

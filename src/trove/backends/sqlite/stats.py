@@ -3,12 +3,14 @@
 Counting rows scans them: at 100k documents ``trove stats`` spent most of its half second
 reading every document (its text too, for the byte count). So the file keeps a tally
 (``doc_tally``): documents, chunks and text bytes per namespace, session, source, type
-and deleted flag, kept by triggers in the writer's own transaction, on every path that
-writes a document or chunk row (a rolled-back write leaves no trace, another process's
-write is counted as this one's). ``stats`` reads the few tally rows, then subtracts the
-documents whose time-to-live has passed but that are not purged yet: expiry needs no
-write, so no trigger sees it; an index of the documents with an expiry time finds those
-past it (few, and none in a store without expiry) without a scan.
+and deleted flag, kept in the writer's own transaction on every path that writes a
+document or chunk row (a rolled-back write leaves no trace, another process's write is
+counted as this one's): by triggers for updates and deletes, and for inserts (none has a
+trigger since schema 13) by one statement a batch that every insert runs (bulk.py).
+``stats`` reads the few tally rows, then subtracts the documents whose time-to-live has
+passed but that are not purged yet: expiry needs no write, so no trigger sees it; an
+index of the documents with an expiry time finds those past it (few, and none in a store
+without expiry) without a scan.
 
 How a document row counts: a deleted flag per tally row; chunks through their document
 (a chunk whose document row is gone counts nowhere, as the join the scan used); a
