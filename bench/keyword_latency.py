@@ -6,6 +6,7 @@ the wall clock also counts the time other processes held the cores).
 
     python bench/keyword_latency.py                       # 300 queries x 3 rounds
     python bench/keyword_latency.py --profile 20          # cProfile, top 20 by cumulative time
+    python bench/keyword_latency.py --profile 20 --sort tottime
 
 Uses the quality benchmark's store (bench/.cache/scifact-default.db, bench/quality.py
 builds it). Quote the load (``uptime``) with the figures: the machine is shared.
@@ -32,6 +33,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", type=int, default=0, help="print the top N functions")
+    parser.add_argument("--sort", default="cumulative", help="the profile's order (tottime)")
     parser.add_argument("--store", type=Path, default=STORE)
     args = parser.parse_args()
     queries = list(_data.queries("scifact", "test").values())
@@ -44,7 +46,7 @@ def main() -> None:
             for text in queries:
                 kb.search(text, mode=args.mode, limit=args.limit)
             profile.disable()
-            pstats.Stats(profile).sort_stats("cumulative").print_stats(args.profile)
+            pstats.Stats(profile).sort_stats(args.sort).print_stats(args.profile)
             return
         everything, cpu = [], []
         for round_ in range(args.rounds):

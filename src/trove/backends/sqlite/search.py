@@ -40,7 +40,7 @@ class KeywordSearch(Connected):
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
     ) -> list[ChunkHit]:
         """Documents by best-chunk BM25, over the word index, the CJK bigram index or both."""
-        where, params = filter_sql(filters, now)
+        where, params = filter_sql(filters, now, by_id=True)
         scores: dict[str, ChunkHit] = {}
         searches = [("chunk_fts", word_match(query)), ("chunk_cjk", cjk_match(query))]
         for table, match in searches:
