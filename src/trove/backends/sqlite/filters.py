@@ -9,8 +9,8 @@ from typing import Any
 
 from trove.backends.filters import Dialect, filter_clause
 from trove.backends.sqlite.connection import Connected, SerializedConnection
-from trove.models import Chunk
 from trove.search.filters import Filters
+from trove.search.ranking import ChunkFields
 
 
 class FilterQueries(Connected):
@@ -30,7 +30,7 @@ class FilterQueries(Connected):
 
 def filter_chunks(
     conn: SerializedConnection, chunk_ids: Sequence[int], filters: Filters, now: float
-) -> dict[int, tuple[str, Chunk]]:
+) -> dict[int, tuple[str, ChunkFields]]:
     """The chunks among ``chunk_ids`` whose document passes ``filters``."""
     where, params = filter_sql(filters, now, by_id=True)
     return allowed_chunks(conn, chunk_ids, where, params)
@@ -38,8 +38,9 @@ def filter_chunks(
 
 def allowed_chunks(
     conn: SerializedConnection, chunk_ids: Sequence[int], where: str, params: tuple[Any, ...]
-) -> dict[int, tuple[str, Chunk]]:
-    """The chunks among ``chunk_ids`` whose document passes the clause ``where``."""
+) -> dict[int, tuple[str, ChunkFields]]:
+    """The chunks among ``chunk_ids`` whose document passes the clause ``where``: each
+    one's document and the fields of its Chunk (search/ranking.collapse builds it)."""
     rows = conn.execute(
         "SELECT c.id, c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
         # CROSS JOIN fixes the join order: the few ranked ids drive the lookups.
@@ -47,10 +48,7 @@ def allowed_chunks(
         f"CROSS JOIN document d INDEXED BY document_visible ON d.id = c.doc_id WHERE {where}",
         (json.dumps(list(chunk_ids)), *params),
     )
-    return {
-        int(cid): (str(doc_id), Chunk(index=idx, start=s, end=e, heading=h))
-        for cid, doc_id, idx, s, e, h in rows
-    }
+    return {row[0]: (row[1], row[2:]) for row in rows}
 
 
 def candidate_chunks(conn: SerializedConnection, filters: Filters, now: float) -> list[int]:
