@@ -10,8 +10,9 @@ from pathlib import Path
 import trove
 from trove.backends.rows import HEADER_COLUMNS, to_document
 from trove.backends.sqlite.documents import _document, _read_list
-from trove.models import Chunk, Document, Hit
+from trove.models import Chunk, ChunkHit, Document, Hit
 from trove.search.hybrid import document_hit
+from trove.search.ranking import collapse
 
 
 def test_document_hit_sets_every_field_as_the_constructor_does() -> None:
@@ -62,3 +63,13 @@ def test_a_header_row_maps_to_the_document_to_document_gives(tmp_path: Path) -> 
             slow = to_document(HEADER_COLUMNS, row, _read_list)
             assert vars(fast) == vars(slow)
             assert fast == slow
+
+
+def test_collapse_builds_the_hits_the_constructors_would() -> None:
+    allowed = {1: ("a", (0, 0, 5, "")), 2: ("a", (1, 5, 9, "H")), 3: ("b", Chunk(2, 9, 12, ""))}
+    got = collapse([(2, 3.0), (1, 2.0), (3, 1.0), (4, 0.5)], allowed, 10)
+    assert got == [
+        ChunkHit("a", 2, 3.0, Chunk(1, 5, 9, "H")),
+        ChunkHit("b", 3, 1.0, Chunk(2, 9, 12, "")),
+    ]
+    assert all(vars(h).keys() == {"doc_id", "chunk_id", "score", "chunk"} for h in got)

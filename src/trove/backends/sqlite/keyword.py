@@ -260,7 +260,8 @@ class WordIndex:
             else:
                 top = np.arange(len(matched))
             order = top[np.lexsort((ids[top], -values[top]))][:window]
-            return [(int(i), float(s)) for i, s in zip(ids[order], values[order], strict=True)]
+            # tolist(): Python ints and floats of the same values, without a call per row.
+            return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
 
         return rank
 
