@@ -194,8 +194,10 @@ def _models() -> dict[str, Any]:
 def reload() -> None:
     """Forget the loaded calibration (after ``bench/calibrate.py`` wrote a new one)."""
     _models.cache_clear()
+    _model_for.cache_clear()
 
 
+@cache  # looked up for every hit; read, never changed
 def _model_for(key: str) -> dict[str, Any] | None:
     models = _models()
     if key in models:
