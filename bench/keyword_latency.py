@@ -1,8 +1,9 @@
 """Keyword search latency on the SciFact store, end to end (snippets, calibration), in one
 warm process: the indexes built (``Store.warm``), every test query searched once to warm
 up, then ``--rounds`` timed passes over all of them at limit 10; prints the median and p95
-of each pass and over all, wall clock and this thread's CPU time (on a loaded machine the CPU time is the steadier figure:
-the wall clock also counts the time other processes held the cores).
+of each pass and over all, wall clock and this thread's CPU time (on a loaded machine the
+CPU time is the steadier figure: the wall clock also counts the time other processes held
+the cores).
 
     python bench/keyword_latency.py                       # 300 queries x 3 rounds
     python bench/keyword_latency.py --profile 20          # cProfile, top 20 by cumulative time
