@@ -214,13 +214,9 @@ class HybridSearch:
         # and SQLite release the GIL); not inside kb.transaction(), whose thread holds the
         # connection the other thread would wait for, nor with a model that holds the GIL
         # (Embedder.releases_gil): the two threads would take turns at it.
-        # Only the embedding runs there: the vector leg's search is Python and SQLite as
-        # much as the keyword leg's, and two threads taking turns at the GIL wait for
-        # each other (Python hands it over every 5 ms), so it runs here, after the keyword
-        # leg, on the embedded query.
         pending = None
         if not self.inline() and self.parts.vectors.resolve().releases_gil:
-            pending = self.pool.submit(self.parts.vectors.query, query)
+            pending = self.pool.submit(self.semantic, query, where, FUSION_DEPTH, stamp)
         backend = self.parts.backend
         keyword = (
             [] if parsed.empty else backend.keyword_search(parsed, where, FUSION_DEPTH, stamp)
@@ -230,11 +226,7 @@ class HybridSearch:
                 "keyword": keyword,
                 "semantic": self.semantic(query, where, FUSION_DEPTH, stamp),
             }
-        found = pending.result()
-        semantic = (
-            [] if found is None else backend.vector_search(*found, where, FUSION_DEPTH, stamp)
-        )
-        return {"keyword": keyword, "semantic": semantic}
+        return {"keyword": keyword, "semantic": pending.result()}
 
     def semantic(self, query: str, where: Filters, limit: int, stamp: float) -> list[ChunkHit]:
         found = self.parts.vectors.query(query)
