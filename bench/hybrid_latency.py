@@ -12,7 +12,7 @@ searched in the three modes in turn (in a shuffled order, seeded), after a warm-
 and each search's wall time and CPU time (of the whole process: the thread that embeds the
 query counts) are kept; medians per mode, and hybrid's p50 minus the sum of the other
 two, in wall and in CPU milliseconds. A/B: run it on two checkouts back to back
-(``PYTHONPATH=/path/to/other/src``).
+(``PYTHONPATH=/path/to/other/src``), each on its own copy of the store (``--db``).
 
 Stores: ``scifact`` is bench/.cache/scifact-default.db (bench/quality.py builds it) with the
 SciFact test claims; ``long-cjk-SCRIPT-EMBEDDER`` is bench/long_cjk.py's store with the
@@ -74,8 +74,10 @@ def main() -> None:
     parser.add_argument("--store", default="scifact")
     parser.add_argument("--queries", type=int, default=300, help="the first N queries")
     parser.add_argument("--rounds", type=int, default=1, help="timed passes over the queries")
+    parser.add_argument("--db", type=Path, help="a copy of the store's file (an A/B's other side)")
     args = parser.parse_args()
     path, texts = workload(args.store, args.queries)
+    path = args.db or path
     print(f"machine: {_data.machine()}  store: {path.name}  queries: {len(texts)}")
     times = measure(path, texts, args.rounds)
     for clock in ("wall", "cpu"):

@@ -4,6 +4,7 @@ id, score, snippet) written to a JSON file, or compared with a file written befo
     python bench/same_results.py --write /tmp/before.json         # on the old code
     python bench/same_results.py --compare /tmp/before.json       # on the new code
     python bench/same_results.py --modes keyword,hybrid --write /tmp/before.json
+    /old/.venv/bin/python bench/same_results.py --store /tmp/old-copy.db --write /tmp/b.json
 
 Uses the quality benchmark's store (bench/.cache/scifact-default.db, bench/quality.py
 builds it). Scores must match exactly (floats as JSON keeps them), ids in the same order.
@@ -22,9 +23,9 @@ import trove
 STORE = Path(__file__).resolve().parent / ".cache" / "scifact-default.db"
 
 
-def answers(modes: list[str], limits: list[int]) -> dict[str, list[list[object]]]:
+def answers(modes: list[str], limits: list[int], store: Path) -> dict[str, list[list[object]]]:
     found: dict[str, list[list[object]]] = {}
-    with trove.open(STORE) as kb:
+    with trove.open(store) as kb:
         for mode in modes:
             for limit in limits:
                 for qid, text in _data.queries("scifact", "test").items():
@@ -39,11 +40,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modes", default="keyword")
     parser.add_argument("--limits", default="10,100")
+    parser.add_argument("--store", type=Path, default=STORE, help="a copy of the store")
     out = parser.add_mutually_exclusive_group(required=True)
     out.add_argument("--write", type=Path)
     out.add_argument("--compare", type=Path)
     args = parser.parse_args()
-    found = answers(args.modes.split(","), [int(n) for n in args.limits.split(",")])
+    found = answers(args.modes.split(","), [int(n) for n in args.limits.split(",")], args.store)
     if args.write:
         args.write.write_text(json.dumps(found), encoding="utf-8")
         print(f"{len(found)} result lists written to {args.write}")

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import trove
 from trove.errors import InvalidQuery
@@ -128,3 +131,29 @@ def test_coverage_is_the_share_of_query_terms_the_text_holds() -> None:
     assert calibration.coverage(info, text) == pytest.approx(3 / 5)
     assert calibration.coverage(info, "") == 0.0
     assert calibration.coverage(calibration.query_info((), (), False), text) == 0.0
+
+
+def _coverage_by_tokens(query: calibration.QueryInfo, text: str) -> float:
+    """Coverage as first written: lower-case the text, find each stem at a token's start."""
+    terms = len(query.words) + len(query.grams)
+    if not terms or not text:
+        return 0.0
+    lowered = text.lower()
+    found = sum(1 for gram in query.grams if gram in lowered)
+    tokens = re.findall(r"[^\W_]+", lowered)
+    for word in query.words:
+        stem = word[: max(4, len(word) - 2)]
+        found += any(t.startswith(stem) for t in tokens)
+    return found / terms
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(st.text(alphabet="abcdeαβ_-19 ", min_size=0, max_size=8), max_size=5),
+    text=st.text(alphabet="abcdeABCαβΑ_-19 .\n", max_size=80),
+)
+def test_coverage_of_ascii_text_by_folding_matches_coverage_by_tokens(
+    words: list[str], text: str
+) -> None:
+    info = calibration.query_info(tuple(w.lower() for w in words if w), (), False)
+    assert calibration.coverage(info, text) == _coverage_by_tokens(info, text)

@@ -27,9 +27,11 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
+
+from trove.search.snippet import fold_ascii
 
 MODEL_FILE = Path(__file__).with_name("calibration.json")
 # The version of the feature layout below; a calibration file of another version is not used.
@@ -95,11 +97,34 @@ def coverage(query: QueryInfo, text: str) -> float:
     terms = len(query.words) + len(query.grams)
     if not terms or not text:
         return 0.0
-    lowered = text.lower()
+    lowered = text.lower() if query.grams or not text.isascii() else ""
     found = sum(1 for gram in query.grams if gram in lowered)
-    for word in query.words:
-        found += _starts_token(lowered, word[: max(4, len(word) - 2)])
+    if lowered:
+        for word in query.words:
+            found += _starts_token(lowered, word[: max(4, len(word) - 2)])
+        return found / terms
+    # ASCII text: its tokens are the words of fold_ascii, each after a space, so a token
+    # starts with a stem where the folded text holds a space and the stem (one search,
+    # not a find and a check of the character before at every occurrence).
+    folded = b" " + fold_ascii(text)
+    for stem, needle in _needles(query.words):
+        if needle is not None:
+            found += needle in folded
+        elif not stem:
+            found += _TOKEN.search(text) is not None
     return found / terms
+
+
+@lru_cache(maxsize=64)
+def _needles(words: tuple[str, ...]) -> list[tuple[str, bytes | None]]:
+    """Each word's stem, and what a folded ASCII text holds where a token starts with it
+    (None when no ASCII token can: a stem outside ASCII or not letters and digits)."""
+    needles = []
+    for word in words:
+        stem = word[: max(4, len(word) - 2)]
+        ascii_word = stem.isascii() and stem.isalnum()
+        needles.append((stem, b" " + stem.encode("ascii") if ascii_word else None))
+    return needles
 
 
 def _starts_token(text: str, stem: str) -> bool:
@@ -169,8 +194,10 @@ def _models() -> dict[str, Any]:
 def reload() -> None:
     """Forget the loaded calibration (after ``bench/calibrate.py`` wrote a new one)."""
     _models.cache_clear()
+    _model_for.cache_clear()
 
 
+@cache  # looked up for every hit; read, never changed
 def _model_for(key: str) -> dict[str, Any] | None:
     models = _models()
     if key in models:

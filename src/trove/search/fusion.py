@@ -204,12 +204,18 @@ def adapt(lists: dict[str, list[ChunkHit]], weights: dict[str, float]) -> dict[s
     base = weights.get("keyword", 0.0)
     if not 0 < base < 1 or not lists.get("keyword") or not lists.get("semantic"):
         return weights
-    shift = sum(
-        slope * (x - centre) / spread
-        for x, centre, spread, slope in zip(
-            query_features(lists), ADAPTIVE_CENTRE, ADAPTIVE_SPREAD, ADAPTIVE_SLOPES, strict=True
+    shift = 0.0
+    if any(ADAPTIVE_SLOPES):  # zero slopes move nothing: no features to compute
+        shift = sum(
+            slope * (x - centre) / spread
+            for x, centre, spread, slope in zip(
+                query_features(lists),
+                ADAPTIVE_CENTRE,
+                ADAPTIVE_SPREAD,
+                ADAPTIVE_SLOPES,
+                strict=True,
+            )
         )
-    )
     weight = 1 / (1 + math.exp(-(math.log(base / (1 - base)) + shift)))
     weight = round(min(1 - ADAPTIVE_BOUND, max(ADAPTIVE_BOUND, weight)), 3)
     return {"keyword": weight, "semantic": round(1 - weight, 3)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from trove import validate
@@ -257,30 +257,43 @@ def document_hit(
     doc: Document, score: float, snippet: str, chunk: Any, explain: dict[str, Any] | None
 ) -> Hit:
     """A hit on ``doc`` carrying its provenance fields."""
-    return Hit(
-        doc_id=doc.id,
-        score=score,
-        title=doc.title,
-        source=doc.source,
-        source_id=doc.source_id,
-        snippet=snippet,
-        chunk=chunk,
-        namespace=doc.namespace,
-        doc_type=doc.doc_type,
-        author=doc.author,
-        participants=doc.participants,
-        timestamp=doc.timestamp,
-        url=doc.url,
-        thread_id=doc.thread_id,
-        channel=doc.channel,
-        tags=doc.tags,
-        metadata=doc.metadata,
-        scope=doc.scope,
-        importance=doc.importance,
-        explain=explain,
-        confidence=doc.confidence,
-        entities=doc.entities,
-        access_count=doc.access_count,
-        last_accessed=doc.last_accessed,
-        created_at=doc.created_at,
+    values = {name: getattr(doc, name) for name in _CARRIED}
+    values.update(
+        _HIT_DEFAULTS, doc_id=doc.id, score=score, snippet=snippet, chunk=chunk, explain=explain
     )
+    # Every field given: set at once, as Hit(**values) would, without its __setattr__ per
+    # field (a frozen dataclass of 30 fields: most of building a search's hits).
+    hit = object.__new__(Hit)
+    hit.__dict__.update(values)
+    return hit
+
+
+# The document's fields a hit carries, and the hit's own that a search leaves at their
+# defaults (tests/search/test_hybrid_hits.py checks that these are every field).
+_CARRIED = (
+    "title",
+    "source",
+    "source_id",
+    "namespace",
+    "doc_type",
+    "author",
+    "participants",
+    "timestamp",
+    "url",
+    "thread_id",
+    "channel",
+    "tags",
+    "metadata",
+    "scope",
+    "importance",
+    "confidence",
+    "entities",
+    "access_count",
+    "last_accessed",
+    "created_at",
+)
+_HIT_DEFAULTS = {
+    f.name: f.default
+    for f in fields(Hit)
+    if f.name not in {*_CARRIED, "doc_id", "score", "snippet", "chunk", "explain"}
+}

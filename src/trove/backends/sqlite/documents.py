@@ -17,8 +17,8 @@ from trove.backends.rows import (
 )
 from trove.backends.sqlite.bulk import insert_chunks, put_many, upsert_sql, write_documents
 from trove.backends.sqlite.connection import Connected
-from trove.models import Chunk, Document
-from trove.timeutil import to_epoch
+from trove.models import DOCUMENT_FIELDS, Chunk, Document
+from trove.timeutil import to_epoch, to_iso
 
 if TYPE_CHECKING:
     import numpy as np
@@ -161,7 +161,30 @@ def _epoch(value: str, column: str) -> float | None:
 
 
 def _document(columns: Sequence[str], row: Sequence[Any]) -> Document:
-    return to_document(columns, row, _read_list)
+    if columns is not HEADER_COLUMNS or not _HEADER_AND_TEXT:
+        return to_document(columns, row, _read_list)
+    # to_document's result for a header row (search maps one for every hit), without its
+    # calls for the values most rows hold: empty lists and metadata, no time.
+    values = dict(zip(HEADER_COLUMNS, row, strict=True))
+    for column in LIST_COLUMNS:
+        value = values[column]
+        values[column] = () if value == "[]" else tuple(json.loads(value))
+    metadata = values["metadata"]
+    values["metadata"] = {} if metadata == "{}" else json.loads(metadata)
+    for column in TIME_COLUMNS:
+        value = values[column]
+        if value is not None:
+            values[column] = _iso(value)
+    values["text"] = ""
+    doc = object.__new__(Document)  # every field given: see to_document
+    doc.__dict__.update(values)
+    return doc
+
+
+# A header row and the text are every field of a Document (else to_document maps it).
+_HEADER_AND_TEXT = {*HEADER_COLUMNS, "text"} == set(DOCUMENT_FIELDS)
+# The same few epoch values recur (one write's stamps), as in to_document.
+_iso = functools.lru_cache(maxsize=16_384)(to_iso)
 
 
 def _read_list(value: str) -> Any:

@@ -259,17 +259,17 @@ class WordIndex:
             else:
                 top = np.arange(len(matched))
             order = top[np.lexsort((ids[top], -values[top]))][:window]
-            return [(int(i), float(s)) for i, s in zip(ids[order], values[order], strict=True)]
+            # tolist(): Python ints and floats of the same values, without a call per row.
+            return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
 
         return rank
 
     def _scores(self, phrases: Sequence[int]) -> np.ndarray:
         """bm25() of every row; 0 for rows that match nothing (or are gone)."""
-        scores = np.zeros(self._rows, dtype=np.float64)
         if not self._live:
-            return scores
-        norms = self._norms()
+            return np.zeros(self._rows, dtype=np.float64)
         every_row_alive = self._live == self._rows
+        found_rows, found_tf, idfs, sizes = [], [], [], []
         for term in phrases:  # per phrase, as FTS5: a word given twice counts twice
             if term < 0:
                 continue
@@ -285,11 +285,20 @@ class WordIndex:
             if not len(rows):
                 continue
             idf = math.log((self._live - len(rows) + 0.5) / (len(rows) + 0.5))
-            idf = idf if idf > 0 else IDF_FLOOR
-            tf = tf.astype(np.float64)
-            # fts5_aux.c's order of operations: idf * (tf (k1 + 1) / (tf + norm)).
-            scores[rows] += idf * ((tf * (K1 + 1)) / (tf + norms[rows]))
-        return scores
+            idfs.append(idf if idf > 0 else IDF_FLOOR)
+            found_rows.append(rows)
+            found_tf.append(tf)
+            sizes.append(len(rows))
+        if not found_rows:
+            return np.zeros(self._rows, dtype=np.float64)
+        rows = np.concatenate(found_rows)
+        tf = np.concatenate(found_tf).astype(np.float64)
+        weights = np.repeat(np.array(idfs, dtype=np.float64), sizes)
+        # fts5_aux.c's order of operations: idf * (tf (k1 + 1) / (tf + norm)), for every
+        # posting of every phrase at once; bincount adds each row's terms in phrase order
+        # from 0.0, as adding phrase after phrase would (the same floats, to the bit).
+        terms = weights * ((tf * (K1 + 1)) / (tf + self._norms()[rows]))
+        return np.bincount(rows, weights=terms, minlength=self._rows)
 
     def _norms(self) -> np.ndarray:
         """BM25's length normalization of every row, ``k1 (1 - b + b len / avg)``: the

@@ -20,7 +20,14 @@ from trove.models import Chunk, ChunkHit
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
 from trove.search.query import ParsedQuery
-from trove.search.ranking import WIDEN, collapse, first_window, merge_evidence, substring_scores
+from trove.search.ranking import (
+    WIDEN,
+    ChunkFields,
+    collapse,
+    first_window,
+    merge_evidence,
+    substring_scores,
+)
 
 if TYPE_CHECKING:
     from trove.backends.sqlite.keyword import Ranker
@@ -40,7 +47,7 @@ class KeywordSearch(Connected):
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
     ) -> list[ChunkHit]:
         """Documents by best-chunk BM25, over the word index, the CJK bigram index or both."""
-        where, params = filter_sql(filters, now)
+        where, params = filter_sql(filters, now, by_id=True)
         scores: dict[str, ChunkHit] = {}
         searches = [("chunk_fts", word_match(query)), ("chunk_cjk", cjk_match(query))]
         for table, match in searches:
@@ -80,7 +87,7 @@ class KeywordSearch(Connected):
         # query), then filter and collapse them to documents; if the filter leaves too few
         # documents, widen the window and retry.
         window = first_window(limit)
-        allowed: dict[int, tuple[str, Chunk]] = {}
+        allowed: dict[int, tuple[str, ChunkFields]] = {}
         checked: set[int] = set()
         while True:
             ranked = ranker(window) if ranker else self._fts_ranked(table, match, window)
@@ -94,7 +101,7 @@ class KeywordSearch(Connected):
         ranked: list[tuple[int, float]],
         where: tuple[str, tuple[Any, ...]],
         limit: int,
-        allowed: dict[int, tuple[str, Chunk]],
+        allowed: dict[int, tuple[str, ChunkFields]],
         checked: set[int],
     ) -> list[ChunkHit]:
         """The best chunk of each of the first ``limit`` documents with a visible chunk
