@@ -27,12 +27,33 @@ from trove.backends.sqlite.exact import ExactScan
 from trove.backends.sqlite.filters import candidate_chunks, filter_chunks
 from trove.models import ChunkHit
 from trove.search.filters import Filters
-from trove.search.ranking import WIDEN, collapse, first_window
+from trove.search.ranking import WIDEN, ChunkFields, collapse, first_window
 from trove.search.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from trove.backends.base import EmbedderLock
     from trove.backends.sqlite.backend import SQLiteBackend
+
+
+class _Checked:
+    """Which of one search's ranked chunks pass its filters. A wider window ranks the
+    narrower one's chunks again: each chunk is checked once (a fifth of SciFact's hybrid
+    legs widened from 300 chunks to 1,200 and checked all 1,200)."""
+
+    def __init__(self, backend: SQLiteBackend, filters: Filters, now: float) -> None:
+        self.backend, self.filters, self.now = backend, filters, now
+        self.seen: set[int] = set()
+        self.allowed: dict[int, tuple[str, ChunkFields]] = {}
+
+    def collapse(self, ids: np.ndarray, scores: np.ndarray, limit: int) -> list[ChunkHit]:
+        # tolist(): Python ints and floats of the same values, without a call per row.
+        ranked = list(zip(ids.tolist(), scores.tolist(), strict=True))
+        new = [i for i, _ in ranked if i not in self.seen]
+        if new:
+            self.seen.update(new)
+            self.allowed.update(filter_chunks(self.backend.conn, new, self.filters, self.now))
+        return collapse(ranked, self.allowed, limit)
+
 
 # Unfiltered windows up to this many chunks; past it, the filter is computed in SQL and
 # the k-NN runs over exactly the allowed chunks.
@@ -99,9 +120,10 @@ class SemanticSearcher:
         if limit <= 0:
             return []
         window = min(first_window(limit), _MAX_WINDOW)
+        checked = _Checked(self.backend, filters, now)
         while True:
             ids, scores = index.search(query, window)
-            hits = self._collapse(ids, scores, filters, limit, now)
+            hits = checked.collapse(ids, scores, limit)
             if len(hits) >= limit or len(ids) < window:
                 return hits
             if window >= _MAX_WINDOW:
@@ -112,18 +134,10 @@ class SemanticSearcher:
         window = max(limit * 8, 100)
         while True:
             ids, scores = index.search(query, window, candidates=allowed)
-            hits = self._collapse(ids, scores, filters, limit, now)
+            hits = checked.collapse(ids, scores, limit)
             if len(hits) >= limit or len(ids) < window:
                 return hits
             window *= 8
-
-    def _collapse(
-        self, ids: np.ndarray, scores: np.ndarray, filters: Filters, limit: int, now: float
-    ) -> list[ChunkHit]:
-        # tolist(): Python ints and floats of the same values, without a call per row.
-        ranked = list(zip(ids.tolist(), scores.tolist(), strict=True))
-        allowed = filter_chunks(self.backend.conn, [i for i, _ in ranked], filters, now)
-        return collapse(ranked, allowed, limit)
 
     def _available(self) -> _Searchable:
         """The index if it is loaded or cached; else the exact scan, and a background load
