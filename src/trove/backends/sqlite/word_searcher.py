@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 import numpy as np
 
-from trove.backends.sqlite import word_cache
+from trove.backends.sqlite import word_cache, word_topk
 from trove.backends.sqlite.keyword import SEGMENT_ROWS, Ranker, WordIndex
 from trove.backends.sqlite.schema import word_tokenizer
 
@@ -73,7 +73,16 @@ class WordSearcher:
             self._catch_up(index)
             if index.dead_share > 0.5:  # mostly replaced rows: rebuild, once
                 index = self._build()
-            return index.ranker(terms)
+            rank = word_topk.ranker(index, terms)
+        if rank is None:
+            return None
+        guard = self._guard
+
+        def ranked(window: int) -> list[tuple[int, float]]:
+            with guard:  # the index holds still while the ranking reads it
+                return rank(window)
+
+        return ranked
 
     def warm(self) -> None:
         """Build the index now, in this thread (a server at startup, a benchmark)."""
