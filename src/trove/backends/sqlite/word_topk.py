@@ -18,6 +18,7 @@ ranking (ties by chunk id at the window's edge included) is the same.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,6 +48,13 @@ class _Term:
         self.bound = 0.0
         self.rows: np.ndarray | None = None  # every live posting's row, ascending ...
         self.gain: np.ndarray | None = None  # ... and what the term adds to its score
+
+    def scored(self, alive: np.ndarray | None, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, what the term adds to each row's score) of its live postings."""
+        if self.rows is None or self.gain is None:
+            self.rows, tf = self.postings(alive)
+            self.gain = _gain(self.idf, tf, norms[self.rows])
+        return self.rows, self.gain
 
     def postings(self, alive: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """(rows, term frequencies) of the live postings, rows ascending."""
@@ -136,67 +144,109 @@ def _top(
     """Rows that may be in the top ``window`` (every row that is, and maybe more, all
     ascending) and their exact scores."""
     order = sorted(terms.values(), key=lambda t: -t.bound)
+    scratch = _Scratch.of(len(norms))
+    rows, essential = _candidates(order, norms, alive, window, scratch)
+    return rows, _exact(terms, phrases, set(map(id, essential)), rows, norms, alive, scratch)
+
+
+class _Scratch:
+    """Arrays of a row each, kept between queries (zeroed again after use): fresh ones
+    would cost a page fault every 4 kB each query (13 MB at 1M rows)."""
+
+    _local = threading.local()
+
+    def __init__(self, size: int) -> None:
+        self.partial = np.zeros(size, np.float64)
+        self.seen = np.zeros(size, bool)
+        self.where = np.full(size, -1, np.int32)
+
+    @classmethod
+    def of(cls, size: int) -> _Scratch:
+        """This thread's arrays, with room for ``size`` rows."""
+        scratch: _Scratch | None = getattr(cls._local, "scratch", None)
+        if scratch is None or len(scratch.seen) < size:
+            scratch = cls._local.scratch = cls(size + size // 8)
+        return scratch
+
+
+def _candidates(
+    order: list[_Term],
+    norms: np.ndarray,
+    alive: np.ndarray | None,
+    window: int,
+    scratch: _Scratch,
+) -> tuple[np.ndarray, list[_Term]]:
+    """MaxScore's candidates (unsorted) and the terms whose postings gave them."""
     rest = [*np.cumsum([t.bound for t in order][::-1])[::-1].tolist(), 0.0]
-    partial = np.zeros(len(norms), np.float64)  # by row: the essential terms' share
-    seen = np.zeros(len(norms), bool)
-    new_rows: list[np.ndarray] = []
-    rows = np.zeros(0, np.int64)
-    essential = len(order)
-    for i, term in enumerate(order):
-        if term.rows is None:
-            term.rows, tf = term.postings(alive)
-            term.gain = _gain(term.idf, tf, norms[term.rows])
-        assert term.gain is not None
-        partial[term.rows] += term.gain * term.times
-        new_rows.append(term.rows[~seen[term.rows]])
-        seen[new_rows[-1]] = True
-        # Rows outside these score at most rest[i + 1]; the k-th best partial score is
-        # at most the sum of the bounds so far (rest[0] - rest[i + 1]).
-        if i + 1 == len(order) or rest[i + 1] >= rest[0] - rest[i + 1]:
-            continue
-        rows = np.concatenate(new_rows) if len(new_rows) > 1 else new_rows[0]
-        new_rows = [rows]
-        if len(rows) < window:
-            continue
-        scores = partial[rows]
-        kth = float(np.partition(scores, len(rows) - window)[len(rows) - window])
-        if rest[i + 1] < kth * (1 - _SLACK):
-            # A row whose partial score plus every other term's bound stays below the
-            # k-th best partial score cannot reach the top: only the others are scored.
-            rows = rows[scores + rest[i + 1] >= kth * (1 - _SLACK)]
-            essential = i + 1
-            break
-    else:
-        rows = np.concatenate(new_rows) if new_rows else rows
-    rows = np.sort(rows)
+    partial, seen = scratch.partial, scratch.seen  # by row: the essential terms' share
+    new_rows: list[np.ndarray] = [np.zeros(0, np.int64)]
+    try:
+        for i, term in enumerate(order):
+            rows, gain = term.scored(alive, norms)
+            partial[rows] += gain * term.times
+            new_rows.append(rows[~seen[rows]])
+            seen[new_rows[-1]] = True
+            # Rows outside these score at most rest[i + 1]; the k-th best partial score is
+            # at most the sum of the bounds so far (rest[0] - rest[i + 1]).
+            if i + 1 == len(order) or rest[i + 1] >= rest[0] - rest[i + 1]:
+                continue
+            new_rows = [np.concatenate(new_rows)]
+            if len(new_rows[0]) < window:
+                continue
+            scores = partial[new_rows[0]]
+            kth = float(np.partition(scores, len(scores) - window)[len(scores) - window])
+            if rest[i + 1] < kth * (1 - _SLACK):
+                # A row whose partial score plus every other term's bound stays below
+                # the k-th best partial score cannot reach the top.
+                keep = scores + rest[i + 1] >= kth * (1 - _SLACK)
+                return new_rows[0][keep], order[: i + 1]
+        return np.concatenate(new_rows), order
+    finally:
+        touched = np.concatenate(new_rows)
+        partial[touched] = 0.0
+        seen[touched] = False
+
+
+def _exact(
+    terms: dict[int, _Term],
+    phrases: Sequence[int],
+    essential: set[int],
+    rows: np.ndarray,
+    norms: np.ndarray,
+    alive: np.ndarray | None,
+    scratch: _Scratch,
+) -> np.ndarray:
+    """The scores of ``rows`` (sorted here, in place), summed in the query's order."""
+    rows.sort()
     scores = np.zeros(len(rows), np.float64)
-    inside = {id(t) for t in order[:essential]}
-    where: np.ndarray | None = None  # row -> position in rows (-1: not there), if needed
-    for number in phrases:  # in the query's order, as FTS5 sums: the same floats
-        if number not in terms:
-            continue
-        term = terms[number]
-        if id(term) not in inside and len(rows) * _DENSE < term.count:
-            # Few rows against a long list: look them up in it.
-            hit, tf = _lookup(term.parts, rows)
-            scores[hit] += _gain(term.idf, tf, norms[rows[hit]])
-            continue
-        if term.rows is None:
-            term.rows, tf = term.postings(alive)
-            term.gain = _gain(term.idf, tf, norms[term.rows])
-        assert term.gain is not None
-        if len(rows) * _DENSE < len(term.rows):
-            at = np.minimum(np.searchsorted(term.rows, rows), len(term.rows) - 1)
-            hit = np.flatnonzero(term.rows[at] == rows)
-            scores[hit] += term.gain[at[hit]]
-            continue
-        if where is None:
-            where = np.full(len(norms), -1, np.int64)
-            where[rows] = np.arange(len(rows))
-        at = where[term.rows]
-        found = np.flatnonzero(at >= 0)
-        scores[at[found]] += term.gain[found]
-    return rows, scores
+    where = scratch.where  # row -> position in rows, -1 elsewhere: set when needed
+    placed = False
+    try:
+        for number in phrases:  # in the query's order, as FTS5 sums: the same floats
+            if number not in terms:
+                continue
+            term = terms[number]
+            if id(term) not in essential and len(rows) * _DENSE < term.count:
+                # Few rows against a long list: look them up in it.
+                hit, tf = _lookup(term.parts, rows)
+                scores[hit] += _gain(term.idf, tf, norms[rows[hit]])
+                continue
+            postings, gain = term.scored(alive, norms)
+            if len(rows) * _DENSE < len(postings):
+                at = np.minimum(np.searchsorted(postings, rows), len(postings) - 1)
+                hit = np.flatnonzero(postings[at] == rows)
+                scores[hit] += gain[at[hit]]
+                continue
+            if not placed:
+                where[rows] = np.arange(len(rows))
+                placed = True
+            at = where[postings]
+            found = np.flatnonzero(at >= 0)
+            scores[at[found]] += gain[found]
+    finally:
+        if placed:
+            where[rows] = -1
+    return scores
 
 
 def _gain(idf: float, tf: np.ndarray, norms: np.ndarray) -> np.ndarray:
