@@ -50,10 +50,16 @@ def assert_same(index: keyword.WordIndex, words: list[str]) -> None:
         assert pruned(window) == full(window), (words, window)  # ids, bits, order
 
 
-def test_same_ranking_as_scoring_every_posting(index: keyword.WordIndex) -> None:
+def test_same_ranking_as_scoring_every_posting(
+    index: keyword.WordIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert len(index._segments) > 3
+    pruned = []
+    survivors = word_topk._survivors
+    monkeypatch.setattr(word_topk, "_survivors", lambda *a: pruned.append(1) or survivors(*a))
     for words in queries(11, 150):
         assert_same(index, words)
+    assert len(pruned) > 100  # the pruned path is the one tested
 
 
 def test_same_ranking_with_deleted_rows() -> None:

@@ -44,10 +44,16 @@ class _Term:
         self.parts = parts
         self.times = 0  # how often the query holds it
         self.count = 0  # live postings
+        self.tf_max = 0.0  # the largest term frequency
         self.idf = 0.0
         self.bound = 0.0
         self.rows: np.ndarray | None = None  # every live posting's row, ascending ...
         self.gain: np.ndarray | None = None  # ... and what the term adds to its score
+
+    def bounds(self, norms: np.ndarray) -> np.ndarray:
+        """The most the term can add to the score of rows of these norms."""
+        best = self.idf * ((self.tf_max * (K1 + 1)) / (self.tf_max + norms))
+        return best * (self.times * (1 + _SLACK))
 
     def scored(self, alive: np.ndarray | None, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rows, what the term adds to each row's score) of its live postings."""
@@ -128,7 +134,7 @@ def _terms(
         term.idf = idf if idf > 0 else IDF_FLOOR
         tf_max = float(max(int(s.tf[b:e].max()) for s, b, e in parts))
         best = term.idf * ((tf_max * (K1 + 1)) / (tf_max + norm_min))
-        term.times, term.count = phrases.count(number), count
+        term.times, term.count, term.tf_max = phrases.count(number), count, tf_max
         term.bound = term.times * best * (1 + _SLACK)
         found[number] = term
     return found
@@ -196,15 +202,40 @@ def _candidates(
             scores = partial[new_rows[0]]
             kth = float(np.partition(scores, len(scores) - window)[len(scores) - window])
             if rest[i + 1] < kth * (1 - _SLACK):
-                # A row whose partial score plus every other term's bound stays below
-                # the k-th best partial score cannot reach the top.
-                keep = scores + rest[i + 1] >= kth * (1 - _SLACK)
-                return new_rows[0][keep], order[: i + 1]
+                rows = _survivors(new_rows[0], scores, order[i + 1 :], norms, window)
+                return rows, order[: i + 1]
         return np.concatenate(new_rows), order
     finally:
         touched = np.concatenate(new_rows)
         partial[touched] = 0.0
         seen[touched] = False
+
+
+def _survivors(
+    rows: np.ndarray,
+    partial: np.ndarray,
+    others: list[_Term],
+    norms: np.ndarray,
+    window: int,
+) -> np.ndarray:
+    """The candidates that can still reach the top ``window``: a row whose partial score
+    plus the most the other terms can add to it (their bounds at its own length) stays
+    below the k-th best partial score cannot. The other terms are then looked up one at
+    a time, tightening both, so that few rows are left for the exact sums."""
+    order = np.argsort(rows)  # ascending, for the look-ups; filtering keeps the order
+    rows, partial = rows[order], partial[order]
+    bounds = [t.bounds(norms[rows]) for t in others]
+    for i, term in enumerate(others):
+        kth = float(np.partition(partial, len(partial) - window)[len(partial) - window])
+        keep = np.flatnonzero(partial + sum(bounds[i:]) >= kth * (1 - _SLACK))
+        rows, partial = rows[keep], partial[keep]
+        if len(rows) <= window:
+            return rows
+        bounds = [b[keep] for b in bounds]
+        hit, tf = _lookup(term.parts, rows)  # live rows: dead postings never match
+        partial[hit] += _gain(term.idf, tf, norms[rows[hit]]) * term.times
+    kth = float(np.partition(partial, len(partial) - window)[len(partial) - window])
+    return rows[partial >= kth * (1 - _SLACK)]
 
 
 def _exact(
