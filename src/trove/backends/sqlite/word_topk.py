@@ -222,9 +222,15 @@ def _survivors(
     plus the most the other terms can add to it (their bounds at its own length) stays
     below the k-th best partial score cannot. The other terms are then looked up one at
     a time, tightening both, so that few rows are left for the exact sums."""
-    order = np.argsort(rows)  # ascending, for the look-ups; filtering keeps the order
-    rows, partial = rows[order], partial[order]
-    bounds = [t.bounds(norms[rows]) for t in others]
+    kth = float(np.partition(partial, len(partial) - window)[len(partial) - window])
+    # First with the others' bounds at the shortest row (one number), then at each row's.
+    keep = np.flatnonzero(partial + sum(t.bound for t in others) >= kth * (1 - _SLACK))
+    rows, partial = rows[keep], partial[keep]
+    own = norms[rows]
+    bounds = [t.bounds(own) for t in others]
+    keep = np.flatnonzero(partial + sum(bounds) >= kth * (1 - _SLACK))
+    order = keep[np.argsort(rows[keep])]  # ascending for the look-ups; filters keep it
+    rows, partial, bounds = rows[order], partial[order], [b[order] for b in bounds]
     for i, term in enumerate(others):
         kth = float(np.partition(partial, len(partial) - window)[len(partial) - window])
         keep = np.flatnonzero(partial + sum(bounds[i:]) >= kth * (1 - _SLACK))
