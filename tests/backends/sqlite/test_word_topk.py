@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import trove
 from trove.backends.sqlite import keyword, word_topk
+from trove.search.query import parse
 
 
 def split(data: bytes) -> list[str]:
@@ -90,3 +94,20 @@ def test_a_phrase_goes_to_fts5() -> None:
     index = keyword.WordIndex(split)
     index.add([(1, "foo bar")])
     assert word_topk.ranker(index, ["foo bar"]) is None
+
+
+def test_a_large_store_ranks_by_maxscore_as_fts5_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(word_topk, "MIN_ROWS", 0)  # as a store past 250k chunks
+    with trove.open(tmp_path / "s.db", embedder=None) as kb:
+        kb.add_many({"text": text} for _, text in corpus(600, 9))
+        kb.warm()
+        for words in queries(14, 30):
+            parsed = parse(" ".join(words))
+            ranker = kb.backend._word_ranker(parsed)  # type: ignore[attr-defined]
+            match = keyword.word_match(parsed)
+            assert ranker is not None and match is not None
+            for window in (5, 50):
+                fts = kb.backend._fts_ranked("chunk_fts", match, window)  # type: ignore[attr-defined]
+                assert ranker(window) == fts

@@ -73,6 +73,8 @@ class WordSearcher:
             self._catch_up(index)
             if index.dead_share > 0.5:  # mostly replaced rows: rebuild, once
                 index = self._build()
+            if len(index) < word_topk.MIN_ROWS:
+                return index.ranker(terms)
             rank = word_topk.ranker(index, terms)
         if rank is None:
             return None

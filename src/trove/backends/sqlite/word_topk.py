@@ -26,6 +26,9 @@ import numpy as np
 from trove.backends.sqlite.keyword import Ranker, WordIndex, _Segment
 from trove.search.bm25 import IDF_FLOOR, K1
 
+# Below this many rows, scoring every posting is as fast (100k rows: 2.7 against 3.0 ms
+# CPU a SciFact claim; 1M: 32.4 against 17.1).
+MIN_ROWS = 250_000
 # Bounds are raised by this share, so float rounding never prunes a row that belongs.
 _SLACK = 1e-9
 # Rows looked up by binary search in a term's postings when they are fewer than its
