@@ -12,7 +12,6 @@ import pytest
 
 import trove
 from trove.backends.sqlite import word_cache as sqlite_word_cache
-from trove.backends.sqlite import word_topk
 from trove.backends.sqlite.word_cache import cache_path
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
@@ -124,21 +123,3 @@ def test_a_restored_older_store_ignores_the_newer_cache(db_path: Path, tmp_path:
     ranked, index = _warm_answers(db_path)
     assert not isinstance(index._segments[0].rows.base, np.memmap)  # type: ignore[attr-defined]
     assert ranked == _truth(db_path)
-
-
-def test_a_large_store_maps_the_cache_at_its_first_query(
-    db_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # At 1M chunks FTS5 takes seconds over a long OR query; mapping the cache about one.
-    monkeypatch.setattr(word_topk, "MIN_ROWS", 100)  # as a store of 250k chunks or more
-    _build(db_path)
-    _warm_answers(db_path)  # saves the cache
-    with trove.open(db_path, embedder=None) as kb:
-        kb.add_many(_docs(1_000, 20))  # committed after the save: caught up
-        first = _rank(kb)
-        assert kb.backend._words.ready  # type: ignore[attr-defined]
-    assert first == _truth(db_path)
-    monkeypatch.setattr(word_topk, "MIN_ROWS", 10**6)  # a small store: FTS5 first
-    with trove.open(db_path, embedder=None) as kb:
-        _rank(kb)
-        assert not kb.backend._words.ready  # type: ignore[attr-defined]

@@ -5,8 +5,6 @@ The file stays the source of truth. :class:`WordSearcher` builds the index from 
 chunk table in a background thread, from a process's second keyword query on a store of
 ``AUTO_MIN_CHUNKS`` or more (a one-shot command never pays for it; until it is ready,
 FTS5 answers, with the same scores in the same order), or at once on ``Store.warm()``.
-A store of ``word_topk.MIN_ROWS`` chunks or more maps the index's cache, if it has one,
-at its first keyword query: there FTS5 costs more than the mapping.
 It applies this process's committed changes, and catches up when another connection
 commits (SQLite's ``data_version`` says so). Chunk rows are never edited in place (a
 changed document gets new chunk ids), so "ids gone" and "ids above the newest known" are
@@ -54,7 +52,6 @@ class WordSearcher:
         self._pending_drop: list[int] = []
         self._builder: threading.Thread | None = None
         self._queries = 0
-        self._cache_tried = False
         self._stop = threading.Event()
         # A private connection for the tokenizer: the store's connection stays free for
         # queries while a build tokenizes in another thread.
@@ -70,8 +67,6 @@ class WordSearcher:
         """A ranking from the in-memory index, or None: FTS5 answers (not built yet)."""
         with self._guard:
             index = self._index
-            if index is None and self._open_cache():
-                index = self._index
             if index is None:
                 self._maybe_start()
                 return None
@@ -129,21 +124,6 @@ class WordSearcher:
                 include_colocated=False,
             )
         return tokens
-
-    def _open_cache(self) -> bool:
-        """Map the index's cache at a large store's first keyword query (once): at 1M
-        chunks FTS5 takes seconds over a SciFact claim, mapping the cache about one."""
-        if self._cache_tried:
-            return False
-        self._cache_tried = True
-        if self.backend.newest_chunk_id() < word_topk.MIN_ROWS:
-            return False
-        with self._pending_lock:  # the file shows every commit recorded so far
-            self._pending_drop.clear()
-            self._pending_add.clear()
-        self._version = self.backend.data_version()
-        self._index = word_cache.load(self.backend, self._tokenize)
-        return self._index is not None
 
     def _maybe_start(self) -> None:
         # Not for a process's first query: a one-shot command would pay for a build it
