@@ -341,16 +341,29 @@ def shared(path: Path, processes: int) -> dict[str, float]:
         if child.stdout.readline().strip() != "ready":
             raise SystemExit("a serving process failed")
         children.append(child)
-    pss = rss = 0.0
+    pss = rss = private = 0.0
+    peak: list[float] = []
     for child in children:
         for line in Path(f"/proc/{child.pid}/smaps_rollup").read_text().splitlines():
             if line.startswith("Pss:"):
                 pss += int(line.split()[1]) / 1024
             elif line.startswith("Rss:"):
                 rss += int(line.split()[1]) / 1024
+            elif line.startswith(("Private_Clean:", "Private_Dirty:")):
+                private += int(line.split()[1]) / 1024
+        for line in Path(f"/proc/{child.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                peak.append(int(line.split()[1]) / 1024)
     for child in children:
         child.communicate("\n")
-    return {"serving_processes": processes, "pss_total_mb": pss, "rss_total_mb": rss}
+    return {
+        "serving_processes": processes,
+        "pss_total_mb": pss,
+        "rss_total_mb": rss,
+        "private_total_mb": private,  # the rest of the RSS is mapped pages they share
+        "serving_peak_rss_mb": max(peak),
+        "pss_load": os.getloadavg()[0],
+    }
 
 
 # --- the realism check ------------------------------------------------------------------

@@ -50,6 +50,7 @@ def sketch_always(monkeypatch: pytest.MonkeyPatch) -> None:
     """Take the sketch path from 100 eligible rows on, so small tests exercise it."""
     monkeypatch.setattr(vectors, "_EXACT_MAX", 100)
     monkeypatch.setattr(vectors, "_OVERSAMPLE", 5)
+    monkeypatch.setattr(vectors, "_SCAN", 1_000)  # sketches compared a block at a time
 
 
 def test_exact_below_threshold_matches_brute_force() -> None:
@@ -284,3 +285,16 @@ def test_agrees_with_a_dict_of_vectors(ops: list[tuple[bool, list[int]]], seed: 
         np.testing.assert_allclose(scores, want, atol=1e-4)
         for i, score in zip(got.tolist(), scores.tolist(), strict=True):
             assert score == pytest.approx(float(model[i] @ query), abs=1e-4)
+
+
+@pytest.mark.parametrize("count", [1, 500, 7_812, 60_000])
+def test_smallest_distances_from_a_sampled_cut(count: int) -> None:
+    # Over many rows the cut is estimated from a sample; the rows kept must still be
+    # exactly ``count`` of the smallest (ties at the cut taken arbitrarily).
+    distances = np.random.default_rng(count).binomial(384, 0.4, 300_000).astype(np.uint16)
+    distances[::97] = 385  # dead rows
+    got = vectors._smallest(distances, count, 384)
+    assert len(got) == count and np.all(np.diff(got) > 0)
+    kth = np.sort(distances)[count - 1]
+    assert distances[got].max() == kth
+    assert np.count_nonzero(distances[got] < kth) == np.count_nonzero(distances < kth)

@@ -38,6 +38,8 @@ _OVERSAMPLE = 100  # candidates rescored per result asked for, up to the first _
 _DEEP, _DEEP_OVERSAMPLE = 50, 25  # ... and per result past them (hybrid asks for ~600)
 _FRACTION = 128  # ... and at least 1/_FRACTION of the eligible rows: recall falls as rows grow
 _BATCH = 16_384  # rows encoded, moved or scored at a time: bounds temporary memory
+_SCAN = 65_536  # sketches compared at a time
+_SAMPLE, _SAMPLE_MIN = 16, 4_096  # a nearest-sketch cut is estimated from every 16th row
 _MIN_DEAD = 1_024  # compact once this many rows, and a quarter of all rows, are dead
 _MIN_RECENT = 4_096  # out-of-order ids wait in a dict until there are this many (or n/8)
 _ROTATION_SEED = 0x7A0E
@@ -194,8 +196,7 @@ class VectorIndex:
                 if rows is None:
                     rows = np.flatnonzero(self._alive[: self._n])
                 return self._best(rows, q, k)
-            distances = self._hamming(q_sketch, rows)
-            picked = _smallest(distances, wanted, self._words * 64)
+            picked = self._nearest_sketches(q_sketch, rows, wanted)
             return self._best(picked if rows is None else rows[picked], q, k)
 
     # -- internals: callers hold the lock, but for _encode ----------------------------------
@@ -301,22 +302,40 @@ class VectorIndex:
         if len(self._ids) > 2 * self._n + 1024:
             self._set_capacity(self._n + self._n // 8)
 
-    def _hamming(self, q_sketch: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
-        """Hamming distance of every live (or every given) row's sketch to the query's."""
+    def _nearest_sketches(
+        self, q_sketch: np.ndarray, rows: np.ndarray | None, wanted: int
+    ) -> np.ndarray:
+        """Positions (among all rows, or among ``rows``) of the ``wanted`` rows whose
+        sketches are nearest the query's. (A first pass over part of each sketch was
+        tried at 1M rows: 2 words of 6 keeping 4x the rows cut recall@10 from 0.98 to
+        0.94 for a fifth of the time.)"""
+        distances = self._hamming(q_sketch, rows, self._words)
+        return _smallest(distances, wanted, self._words * 64)
+
+    def _hamming(self, q_sketch: np.ndarray, rows: np.ndarray | None, words: int) -> np.ndarray:
+        """Hamming distance over the first ``words`` words of every live (or every given)
+        row's sketch to the query's; dead rows get a distance past every live one's."""
         size = self._n if rows is None else len(rows)
         distances = np.zeros(size, np.uint16)
-        word = np.empty(size, np.uint64)
-        bits = np.empty(size, np.uint8)
-        for w in range(self._words):
-            if rows is None:
-                np.bitwise_xor(self._sketch[w, :size], q_sketch[w], out=word)
-            else:
-                np.take(self._sketch[w], rows, out=word)
-                np.bitwise_xor(word, q_sketch[w], out=word)
-            np.bitwise_count(word, out=bits)
-            distances += bits
-        if rows is None and self._live < self._n:
-            distances[~self._alive[:size]] = self._words * 64 + 1  # never among the nearest
+        # A block at a time: the temporaries stay in cache, and are not fresh pages each
+        # query (page faults on fresh temporaries doubled the time at 1M rows).
+        block = min(size, _SCAN)
+        word = np.empty(block, np.uint64)
+        count = np.empty(block, np.uint8)
+        for start in range(0, size, block):
+            end = min(start + block, size)
+            part, out, into = word[: end - start], count[: end - start], distances[start:end]
+            for w in range(words):
+                if rows is None:
+                    np.bitwise_xor(self._sketch[w, start:end], q_sketch[w], out=part)
+                else:
+                    np.take(self._sketch[w], rows[start:end], out=part)
+                    np.bitwise_xor(part, q_sketch[w], out=part)
+                np.bitwise_count(part, out=out)
+                into += out
+        live = self._alive[:size] if rows is None else self._alive[rows]
+        if self._live < self._n and not live.all():
+            distances[~live] = self._words * 64 + 1  # never among the nearest
         return distances
 
     def _best(self, rows: np.ndarray, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -368,13 +387,24 @@ def _pack_signs(positive: np.ndarray, words: int) -> np.ndarray:
 
 
 def _smallest(distances: np.ndarray, count: int, bits: int) -> np.ndarray:
-    """Positions of ``count`` smallest distances (ties cut arbitrarily).
+    """Positions of ``count`` smallest distances, ascending (ties cut arbitrarily).
 
     Distances are small integers, so a histogram finds the cut in two linear passes,
-    several times faster than argpartition at 1M rows.
+    several times faster than argpartition at 1M rows. Over many rows, the histogram of
+    every ``_SAMPLE``-th row (rows are in no order of distance) gives a cut that keeps a
+    little more than ``count``, and the exact cut is found among those.
     """
+    if len(distances) >= _SAMPLE * _SAMPLE_MIN and count * 4 < len(distances):
+        sample = np.cumsum(np.bincount(distances[::_SAMPLE], minlength=bits + 2))
+        cut = int(np.searchsorted(sample, count // _SAMPLE + count // (4 * _SAMPLE) + 64))
+        found = np.flatnonzero(distances <= cut)
+        if len(found) >= count:
+            return found[_smallest(distances[found], count, bits)]
     cumulative = np.cumsum(np.bincount(distances, minlength=bits + 2))
     cut = int(np.searchsorted(cumulative, count))
-    below = np.flatnonzero(distances < cut)
-    at_cut = np.flatnonzero(distances == cut)[: count - len(below)]
-    return np.concatenate([below, at_cut])
+    found = np.flatnonzero(distances <= cut)
+    if len(found) <= count:
+        return found
+    # Too many: drop the last rows at the cut.
+    at_cut = np.flatnonzero(distances[found] == cut)
+    return np.delete(found, at_cut[len(at_cut) - (len(found) - count) :])

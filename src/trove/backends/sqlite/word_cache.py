@@ -45,13 +45,6 @@ def cache_path(db_path: str) -> Path:
     return Path(f"{db_path}.trove-index") / "words.postings"
 
 
-def chunk_ids(backend: SQLiteBackend) -> np.ndarray:
-    """Every chunk id in the file, ascending (one string parsed by numpy: fast)."""
-    rows = backend.conn.execute("SELECT group_concat(id) FROM (SELECT id FROM chunk ORDER BY id)")
-    text = rows[0][0] if rows else None
-    return np.fromstring(text, np.int64, sep=",") if text else np.zeros(0, np.int64)
-
-
 def load(backend: SQLiteBackend, tokenize: Tokenizer) -> WordIndex | None:
     """The cached word index caught up with the file, or None (no usable cache)."""
     if backend.memory:
@@ -64,7 +57,7 @@ def load(backend: SQLiteBackend, tokenize: Tokenizer) -> WordIndex | None:
     if index is None:
         return None
     cached = np.sort(index.ids())
-    stored = chunk_ids(backend)
+    stored = backend.live_chunk_ids()
     gone = np.setdiff1d(cached, stored, assume_unique=True)
     missing = np.setdiff1d(stored, cached, assume_unique=True)
     if len(gone) + len(missing) > STALE_SHARE * max(len(cached), 1):

@@ -27,13 +27,14 @@ from trove.backends.sqlite.schema import word_tokenizer
 if TYPE_CHECKING:
     import numpy as np
 
-    from trove.backends.sqlite import word_cache
+    from trove.backends.sqlite import word_cache, word_topk
     from trove.backends.sqlite.backend import SQLiteBackend
 else:  # numpy, and the cache file code, load when the index is first built
     from trove.lazy import LazyModule
     from trove.lazy import numpy as np
 
     word_cache = LazyModule("trove.backends.sqlite.word_cache")
+    word_topk = LazyModule("trove.backends.sqlite.word_topk")
 
 # Stores below this many chunks are answered by FTS5 alone unless the index is asked for
 # (Store.warm): there FTS5 takes well under a millisecond. Above it, FTS5's OR query costs
@@ -79,7 +80,18 @@ class WordSearcher:
             self._catch_up(index)
             if index.dead_share > 0.5:  # mostly replaced rows: rebuild, once
                 index = self._build()
-            return index.ranker(terms)
+            if len(index) < word_topk.MIN_ROWS:
+                return index.ranker(terms)
+            rank = word_topk.ranker(index, terms)
+        if rank is None:
+            return None
+        guard = self._guard
+
+        def ranked(window: int) -> list[tuple[int, float]]:
+            with guard:  # the index holds still while the ranking reads it
+                return rank(window)
+
+        return ranked
 
     def warm(self) -> None:
         """Build the index now, in this thread (a server at startup, a benchmark)."""
