@@ -20,7 +20,7 @@ from trove.backends.rows import (
 from trove.backends.sqlite.bulk import put_many
 from trove.backends.sqlite.connection import Connected
 from trove.models import Chunk, Document
-from trove.search.query import cjk_text
+from trove.search.cjk import cjk_text
 from trove.timeutil import to_epoch
 
 if TYPE_CHECKING:
