@@ -22,9 +22,9 @@ from trove.ingest import ownership
 from trove.llm import ChatModel
 from trove.memory import atomic, edges
 from trove.memory.access import AccessRecorder
+from trove.models import FUSIONS
 from trove.opening import ClosedBackend
 from trove.rwlock import ReadWriteLock
-from trove.search.fusion import FUSIONS
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future, ThreadPoolExecutor

@@ -201,13 +201,14 @@ def test_trove_stats_loads_neither_search_nor_the_write_path(store: str) -> None
 
 
 # Nor (s6): the query syntax's module and its seven dataclasses with the keyword
-# expressions built from them, snippets, the PostgreSQL URL parser (each a dataclass or
-# more; a dataclass costs a fresh process about 4 M instructions).
+# expressions built from them, snippets, the PostgreSQL URL parser, hybrid's fusion (each
+# a dataclass or more; a dataclass costs a fresh process about 4 M instructions).
 _NOT_FOR_STATS_EITHER = (
     "trove.search.query",
     "trove.backends.sqlite.keyword",
     "trove.search.snippet",
     "trove.backends.postgres.url",
+    "trove.search.fusion",
 )
 
 
