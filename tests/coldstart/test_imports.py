@@ -209,6 +209,7 @@ _NOT_FOR_STATS_EITHER = (
     "trove.search.snippet",
     "trove.backends.postgres.url",
     "trove.search.fusion",
+    "trove.originals",
 )
 
 
@@ -221,6 +222,13 @@ def test_the_cjk_helpers_are_the_same_from_either_module() -> None:
 
     for name in ("has_cjk", "cjk_grams", "cjk_text", "cjk_segments", "blank_cjk"):
         assert getattr(query, name) is getattr(cjk, name)
+
+
+def test_the_sqlite_originals_piece_is_trove_originals() -> None:
+    from trove import originals
+    from trove.backends.sqlite import originals as sqlite_originals
+
+    assert sqlite_originals.PIECE == originals.PIECE
 
 
 def test_postgres_url_keeps_the_scheme_helpers() -> None:
