@@ -82,7 +82,7 @@ def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any)
     anything is created, and an open that fails leaves no file behind.
     """
     from trove.backends.base import Backend
-    from trove.backends.postgres.url import is_postgres
+    from trove.backends.postgres.scheme import is_postgres
     from trove.opening import check_options, is_new_file, remove_created, require_existing
 
     check_options(options)

@@ -36,3 +36,30 @@ class LazyModule:
 
 
 numpy = LazyModule("numpy")
+
+
+def functions(namespace: dict[str, Any], module: str, *names: str) -> None:
+    """Binds each of ``names`` in ``namespace`` (a module's ``globals()``) to a stand-in
+    that, at its first call, imports ``module``, puts that module's function of the same
+    name in its own place and calls it: later calls go straight to the function. For a
+    module that calls a few functions of a heavy one by their bare names::
+
+        if TYPE_CHECKING:
+            from trove.backends.sqlite.keyword import quote
+        else:
+            from trove import lazy
+
+            lazy.functions(globals(), "trove.backends.sqlite.keyword", "quote")
+    """
+    for name in names:
+        namespace[name] = _first_call(namespace, module, name)
+
+
+def _first_call(namespace: dict[str, Any], module: str, name: str) -> Any:
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        function = getattr(importlib.import_module(module), name)
+        namespace[name] = function
+        return function(*args, **kwargs)
+
+    stand_in.__name__ = stand_in.__qualname__ = name
+    return stand_in

@@ -9,6 +9,9 @@ from trove.timeutil import now, to_epoch
 
 # Search modes; here, not in store.py, so the CLI can list them without loading the store.
 MODES = ("keyword", "semantic", "hybrid")
+# How hybrid search fuses its lists (trove.search.fusion); here so that opening a store
+# checks the name without loading the fusion code.
+FUSIONS = ("convex", "rrf")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, cast
 
-from trove import listing, originals, store_writes, validate
+from trove import listing, store_writes, validate
 from trove.backends.base import LocalIndexes
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
@@ -22,14 +22,14 @@ from trove.ingest import ownership
 from trove.llm import ChatModel
 from trove.memory import atomic, edges
 from trove.memory.access import AccessRecorder
+from trove.models import FUSIONS
 from trove.opening import ClosedBackend
 from trove.rwlock import ReadWriteLock
-from trove.search.fusion import FUSIONS
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
-    from trove import agent, enrich, store_search, workspace, write
+    from trove import agent, enrich, originals, store_search, workspace, write
     from trove.backends.base import Backend, FileState
     from trove.embedders.base import Embedder
     from trove.ingest.report import IngestReport
@@ -53,6 +53,7 @@ else:
     enrich = LazyModule("trove.enrich")
     hybrid = LazyModule("trove.search.hybrid")
     lifecycle = LazyModule("trove.memory.lifecycle")
+    originals = LazyModule("trove.originals")
     store_search = LazyModule("trove.store_search")
     workspace = LazyModule("trove.workspace")
     write = LazyModule("trove.write")

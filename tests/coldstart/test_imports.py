@@ -200,6 +200,57 @@ def test_trove_stats_loads_neither_search_nor_the_write_path(store: str) -> None
     assert _loaded(_command("--db", store, "stats"), _NOT_FOR_STATS) == set()
 
 
+# Nor (s6): the query syntax's module and its seven dataclasses with the keyword
+# expressions built from them, snippets, the PostgreSQL URL parser, hybrid's fusion (each
+# a dataclass or more; a dataclass costs a fresh process about 4 M instructions).
+_NOT_FOR_STATS_EITHER = (
+    "trove.search.query",
+    "trove.backends.sqlite.keyword",
+    "trove.search.snippet",
+    "trove.backends.postgres.url",
+    "trove.search.fusion",
+    "trove.originals",
+)
+
+
+def test_trove_stats_loads_no_query_parser_snippets_or_postgres_url(store: str) -> None:
+    assert _loaded(_command("--db", store, "stats"), _NOT_FOR_STATS_EITHER) == set()
+
+
+def test_the_cjk_helpers_are_the_same_from_either_module() -> None:
+    from trove.search import cjk, query
+
+    for name in ("has_cjk", "cjk_grams", "cjk_text", "cjk_segments", "blank_cjk"):
+        assert getattr(query, name) is getattr(cjk, name)
+
+
+def test_the_sqlite_originals_piece_is_trove_originals() -> None:
+    from trove import originals
+    from trove.backends.sqlite import originals as sqlite_originals
+
+    assert sqlite_originals.PIECE == originals.PIECE
+
+
+def test_postgres_url_keeps_the_scheme_helpers() -> None:
+    from trove.backends.postgres import scheme, url
+
+    assert url.is_postgres is scheme.is_postgres and url.redact is scheme.redact
+    assert url.redact("postgresql://u:pw@h/db") == "postgresql://u:***@h/db"
+
+
+def test_lazy_functions_import_at_first_call_then_are_the_functions() -> None:
+    code = (
+        "import sys\n"
+        "from trove import lazy\n"
+        "lazy.functions(globals(), 'colorsys', 'rgb_to_hsv')\n"
+        "assert 'colorsys' not in sys.modules\n"
+        "assert rgb_to_hsv(1.0, 0.0, 0.0) == (0.0, 1.0, 1.0)\n"
+        "import colorsys\n"
+        "assert rgb_to_hsv is colorsys.rgb_to_hsv"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_keyword_search_loads_only_what_it_runs(store: str) -> None:
     argv = ("--db", store, "search", "alpha", "--mode", "keyword")
     assert _loaded(_command(*argv), _NOT_FOR_KEYWORD) == set()

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from trove.search.query import ParsedQuery
+if TYPE_CHECKING:
+    from trove.search.query import ParsedQuery
 
 MAX_WORDS = 64
 # CJK text is searched as overlapping bigrams; this many characters of it (in order).

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from trove.models import FUSIONS as FUSIONS
 from trove.models import Chunk, ChunkHit
 
-FUSIONS = ("convex", "rrf")
 RRF_K = 60
 
 

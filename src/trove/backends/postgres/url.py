@@ -10,19 +10,17 @@ import re
 from dataclasses import dataclass
 from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
+from trove.backends.postgres.scheme import SCHEMES as SCHEMES
+from trove.backends.postgres.scheme import is_postgres as is_postgres
+from trove.backends.postgres.scheme import redact as redact
 from trove.errors import StoreError
 
-SCHEMES = ("postgresql://", "postgres://")
 DEFAULT_SCHEMA = "trove"
 # libpq's own default when a URL does not say; a short wait is the point of the check.
 DEFAULT_CONNECT_TIMEOUT = 10
 # trove's parameters: libpq refuses unknown URI parameters, so they are taken out first.
 _OURS = ("schema", "pool_size")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-
-
-def is_postgres(target: str) -> bool:
-    return target.lower().startswith(SCHEMES)
 
 
 @dataclass(frozen=True)
@@ -65,18 +63,6 @@ def parse(target: str) -> PostgresTarget:
     password = unquote(parts.password) if parts.password else None
     conninfo = urlunsplit(parts._replace(query=urlencode(rest)))
     return PostgresTarget(conninfo, schema.lower(), pool_size, _where(parts, rest), password)
-
-
-def redact(target: str) -> str:
-    """The target as it may be shown: the password replaced by ``***``."""
-    if not is_postgres(target):
-        return target
-    parts = urlsplit(target)
-    if parts.password is None:
-        return target
-    user = parts.username or ""
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def _where(parts: SplitResult, params: list[tuple[str, str]]) -> str:

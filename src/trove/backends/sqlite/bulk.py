@@ -34,7 +34,7 @@ from trove.backends.sqlite.connection import SerializedConnection
 from trove.backends.sqlite.events import WRITTEN_SQL, written_trigger_sql
 from trove.backends.sqlite.stats import ADDED_SQL, added_trigger_sql
 from trove.models import Document
-from trove.search.query import cjk_text
+from trove.search.cjk import cjk_text
 
 _PART = 500  # ids per IN (...) list, well under SQLite's parameter limit
 

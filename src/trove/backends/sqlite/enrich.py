@@ -12,10 +12,13 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from trove.backends.sqlite.keyword import any_of
-
 if TYPE_CHECKING:
     from trove.backends.sqlite.backend import SQLiteBackend
+    from trove.backends.sqlite.keyword import any_of
+else:  # the query syntax's module loads at the first search, not when a store opens
+    from trove import lazy
+
+    lazy.functions(globals(), "trove.backends.sqlite.keyword", "any_of")
 
 ENRICHMENT_SQL = """
     CREATE TABLE IF NOT EXISTS enrichment (

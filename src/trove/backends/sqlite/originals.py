@@ -9,12 +9,22 @@ which document holds which, and triggers drop a blob with its last reference.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import apsw
 
 from trove.backends.sqlite.connection import Connected
-from trove.originals import PIECE, OriginalInfo
+
+if TYPE_CHECKING:
+    from trove import originals
+    from trove.originals import OriginalInfo
+else:  # its dataclasses and io load at the first original asked for (not to count a store)
+    from trove.lazy import LazyModule
+
+    originals = LazyModule("trove.originals")
+
+# trove.originals.PIECE spelled out (tests/coldstart/test_imports.py checks that they agree).
+PIECE = 1 << 20
 
 ORIGINALS_SQL = """
 CREATE TABLE IF NOT EXISTS original_blob (
@@ -85,7 +95,7 @@ class OriginalStorage(Connected):
         if not rows:
             return None
         digest, name, media_type, size = rows[0]
-        return OriginalInfo(doc_id, str(digest), str(name), str(media_type), int(size))
+        return originals.OriginalInfo(doc_id, str(digest), str(name), str(media_type), int(size))
 
     def original_pieces(self, digest: str, piece: int = PIECE) -> Iterator[bytes]:
         """The blob's bytes, ``piece`` at a time. Reads under the connection's lock per

@@ -18,7 +18,7 @@ from trove.backends.sqlite.files import FILE_STATE_SQL
 from trove.backends.sqlite.originals import ORIGINALS_SQL
 from trove.backends.sqlite.stats import TALLY_SQL
 from trove.errors import NotATroveStore, SchemaTooNew
-from trove.search.query import cjk_text
+from trove.search.cjk import cjk_text
 
 # "TROV": marks the file as ours, so a foreign SQLite database is refused untouched.
 APPLICATION_ID = 0x54524F56

@@ -6,10 +6,18 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from trove.backends.sqlite.connection import Connected
-from trove.search import snippet
-from trove.search.query import ParsedQuery, has_cjk
+from trove.search.cjk import has_cjk
+
+if TYPE_CHECKING:
+    from trove.search import snippet
+    from trove.search.query import ParsedQuery
+else:  # loaded at the first snippet: opening a store or counting it needs neither
+    from trove.lazy import LazyModule
+
+    snippet = LazyModule("trove.search.snippet")
 
 # Words whose tokens the snippets keep (about 100 bytes each); then they start afresh.
 _MAX_CACHED_WORDS = 100_000

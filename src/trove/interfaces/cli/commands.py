@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from trove.backends.postgres.url import redact
+from trove.backends.postgres.scheme import redact
 from trove.errors import NotFound, TroveError
 from trove.interfaces.cli.originals import get_original
 from trove.interfaces.cli.output import (
@@ -29,10 +29,14 @@ from trove.interfaces.cli.output import (
 )
 from trove.interfaces.cli.root import cli, fail, open_store, pairs
 from trove.interfaces.codes import error_code
-from trove.search import snippet
 
 if TYPE_CHECKING:
     from trove.models import Hit
+    from trove.search import snippet
+else:  # loaded by the first search that prints snippets (stats needs none)
+    from trove.lazy import LazyModule
+
+    snippet = LazyModule("trove.search.snippet")
 
 # trove.search.calibration.FLOOR spelled out: --help does not load the calibration for it
 # (tests/coldstart/test_imports.py checks that they agree).

@@ -22,13 +22,13 @@ if TYPE_CHECKING:
     import json
     import pathlib
 
-    from trove.backends.postgres import url
+    from trove.backends.postgres import scheme as url
 else:  # loaded when a command runs: `trove --help` needs none of them (pathlib ~2 ms)
     from trove.lazy import LazyModule
 
     json = LazyModule("json")
     pathlib = LazyModule("pathlib")
-    url = LazyModule("trove.backends.postgres.url")
+    url = LazyModule("trove.backends.postgres.scheme")
 
 
 def default_db() -> pathlib.Path:
