@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from trove.timeutil import now, to_epoch
+
+_T = TypeVar("_T")
+
+
+def assemble(cls: type[_T], values: Mapping[str, Any]) -> _T:
+    """``cls(**values)`` for one of these frozen dataclasses (none has a
+    ``__post_init__``) when ``values`` holds every field: the attributes set at once, not
+    one ``object.__setattr__`` each. A Document has 33 fields, a Hit 30: reading a
+    search's rows, building its hits and preparing a bulk write's documents spent most
+    of their time there."""
+    built = object.__new__(cls)
+    built.__dict__.update(values)
+    return built
+
 
 # Search modes; here, not in store.py, so the CLI can list them without loading the store.
 MODES = ("keyword", "semantic", "hybrid")

@@ -26,7 +26,7 @@ from trove.embedders.vectorizer import Vectorizer, Vectors
 from trove.errors import InvalidInput
 from trove.ids import document_id
 from trove.memory import entry, own_vectors
-from trove.models import CARRIED_FIELDS, DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, Document
+from trove.models import CARRIED_FIELDS, DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, Document, assemble
 from trove.search import snippet_text
 from trove.search.filters import SCOPES
 from trove.timeutil import now, to_epoch, to_iso
@@ -126,7 +126,8 @@ def prepare(
         doc_id = document_id(
             namespace, scope, source, source_id, dedupe_key, content_hash, session
         )
-    return _document(
+    return assemble(
+        Document,
         {
             **_DEFAULTS,
             "id": doc_id,
@@ -152,16 +153,8 @@ def prepare(
             "author_tier": author_tier,
             "expires_at": _expires(item),
             **(entry.fields(item) if not entry.FIELDS.isdisjoint(item) else _NO_ENTRY),
-        }
+        },
     )
-
-
-def _document(values: dict[str, Any]) -> Document:
-    """``Document(**values)`` without the frozen dataclass's ``__setattr__`` per field
-    (33 of them: a fifth of :func:`prepare`); ``values`` holds every field."""
-    doc = object.__new__(Document)
-    doc.__dict__.update(values)
-    return doc
 
 
 def _timestamp(value: Any) -> str | None:
@@ -392,7 +385,7 @@ def _evolve(doc: Document, **changes: Any) -> Document:
     no ``__post_init__`` and no slots, so a copy of its fields is the same document."""
     # One merged dict, then one update of the new instance's: two updates of it cost
     # twice as much (the second replaces keys of a key-sharing dict).
-    return _document({**doc.__dict__, **changes})
+    return assemble(Document, {**doc.__dict__, **changes})
 
 
 def _trimmed(chunks: list[Chunk], text: str) -> list[Chunk]:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from trove.backends.base import ChunkRow
-from trove.models import DOCUMENT_FIELDS, Document
+from trove.models import DOCUMENT_FIELDS, Document, assemble
 from trove.timeutil import to_epoch, to_iso
 
 DOC_COLUMNS = list(DOCUMENT_FIELDS)
@@ -51,11 +51,7 @@ def to_document(
     values.setdefault("text", "")
     if values.keys() != _FIELDS:
         return Document(**values)
-    # Every field given: the instance's attributes set at once, not one __setattr__ each
-    # (a frozen dataclass of 33 fields; a search maps every hit's row).
-    doc = object.__new__(Document)
-    doc.__dict__.update(values)
-    return doc
+    return assemble(Document, values)
 
 
 _FIELDS = frozenset(DOCUMENT_FIELDS)

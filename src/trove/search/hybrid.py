@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from trove import validate
 from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
-from trove.models import MODES, Chunk, ChunkHit, Document, Edge, Hit
+from trove.models import DOCUMENT_FIELDS, MODES, Chunk, ChunkHit, Document, Edge, Hit, assemble
 from trove.search import calibration, snippet, snippet_text
 from trove.search.bounds import bounded
 from trove.search.filters import Filters
@@ -261,37 +261,12 @@ def document_hit(
     values.update(
         _HIT_DEFAULTS, doc_id=doc.id, score=score, snippet=snippet, chunk=chunk, explain=explain
     )
-    # Every field given: set at once, as Hit(**values) would, without its __setattr__ per
-    # field (a frozen dataclass of 30 fields: most of building a search's hits).
-    hit = object.__new__(Hit)
-    hit.__dict__.update(values)
-    return hit
+    return assemble(Hit, values)
 
 
-# The document's fields a hit carries, and the hit's own that a search leaves at their
-# defaults (tests/search/test_hybrid_hits.py checks that these are every field).
-_CARRIED = (
-    "title",
-    "source",
-    "source_id",
-    "namespace",
-    "doc_type",
-    "author",
-    "participants",
-    "timestamp",
-    "url",
-    "thread_id",
-    "channel",
-    "tags",
-    "metadata",
-    "scope",
-    "importance",
-    "confidence",
-    "entities",
-    "access_count",
-    "last_accessed",
-    "created_at",
-)
+# The document's fields a hit carries (its text is its chunk's, set when asked for), and
+# the hit's own that a search leaves at their defaults.
+_CARRIED = tuple(f.name for f in fields(Hit) if f.name in DOCUMENT_FIELDS and f.name != "text")
 _HIT_DEFAULTS = {
     f.name: f.default
     for f in fields(Hit)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from trove.models import Chunk, ChunkHit
+from trove.models import Chunk, ChunkHit, assemble
 from trove.search.bm25 import K1, B
 
 
@@ -43,11 +43,9 @@ def collapse(
             doc_id, chunk = found
             if not isinstance(chunk, Chunk):
                 chunk = Chunk(*chunk)
-            # ChunkHit(doc_id, cid, score, chunk), without the frozen dataclass's
-            # __setattr__ per field: half the cost, 200 times a hybrid leg.
-            hit = object.__new__(ChunkHit)
-            hit.__dict__.update(doc_id=doc_id, chunk_id=cid, score=score, chunk=chunk)
-            best[doc_id] = hit
+            # half the cost of ChunkHit(...), 200 times a hybrid leg
+            fields = {"doc_id": doc_id, "chunk_id": cid, "score": score, "chunk": chunk}
+            best[doc_id] = assemble(ChunkHit, fields)
             if len(best) >= limit:
                 break
     return list(best.values())

@@ -17,7 +17,7 @@ from trove.backends.rows import (
 )
 from trove.backends.sqlite.bulk import insert_chunks, put_many, upsert_sql, write_documents
 from trove.backends.sqlite.connection import Connected
-from trove.models import DOCUMENT_FIELDS, Chunk, Document
+from trove.models import DOCUMENT_FIELDS, Chunk, Document, assemble
 from trove.timeutil import to_epoch, to_iso
 
 if TYPE_CHECKING:
@@ -176,9 +176,7 @@ def _document(columns: Sequence[str], row: Sequence[Any]) -> Document:
         if value is not None:
             values[column] = _iso(value)
     values["text"] = ""
-    doc = object.__new__(Document)  # every field given: see to_document
-    doc.__dict__.update(values)
-    return doc
+    return assemble(Document, values)  # every field given
 
 
 # A header row and the text are every field of a Document (else to_document maps it).
