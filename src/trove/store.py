@@ -8,7 +8,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from trove import listing, store_writes, validate
 from trove.backends.base import LocalIndexes
@@ -27,7 +27,7 @@ from trove.opening import ClosedBackend
 from trove.rwlock import ReadWriteLock
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor, Future, ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     from trove import agent, enrich, originals, store_search, workspace, write
     from trove.backends.base import Backend, FileState
@@ -349,8 +349,7 @@ class Store:
     @functools.cached_property
     def _hybrid(self) -> hybrid.HybridSearch:
         """Keyword, semantic and hybrid ranking over this store's parts."""
-        pool = cast("Executor", self._pool)
-        return hybrid.HybridSearch(self, pool, lambda: atomic.active(self))
+        return hybrid.HybridSearch(self, self._pool, lambda: atomic.active(self))
 
     @property
     def clusters(self) -> Clusters:

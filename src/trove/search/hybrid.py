@@ -26,7 +26,7 @@ from trove.search.query import ParsedQuery, parse
 from trove.timeutil import now
 
 if TYPE_CHECKING:  # only the type: a keyword search starts no thread pool
-    from concurrent.futures import Executor
+    from concurrent.futures import Future
 
 # Hybrid: each retriever contributes its top documents to the fusion.
 FUSION_DEPTH = 200
@@ -59,6 +59,13 @@ class SearchBackend(Protocol):
     def edges_of(self, doc_ids: Sequence[str], type: str | None) -> list[Edge]: ...
 
 
+class Pool(Protocol):
+    """Where a hybrid search embeds the query while its keyword leg ranks (the store's
+    SearchPool, or any executor)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]: ...
+
+
 class QueryVectors(Protocol):
     """The store's embedder, as search uses it (``trove.embedders.vectorizer``)."""
 
@@ -89,7 +96,7 @@ class HybridSearch:
     query while the keyword leg ranks, except while ``inline()`` (a transaction is open
     on this thread, whose connection the other thread would wait for)."""
 
-    def __init__(self, parts: SearchParts, pool: Executor, inline: Callable[[], bool]) -> None:
+    def __init__(self, parts: SearchParts, pool: Pool, inline: Callable[[], bool]) -> None:
         self.parts = parts
         self.pool = pool
         self.inline = inline
