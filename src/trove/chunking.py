@@ -29,6 +29,9 @@ def chunk_text(
     """Chunks covering every non-blank part of ``text``; whitespace-only spans are dropped."""
     if max_chars < 20:
         raise ValueError("max_chars must be at least 20")
+    if len(text) <= max_chars and _plain(text):
+        # One section in one window (most items of a bulk write): none of the passes.
+        return [Chunk(index=0, start=0, end=len(text))] if text and not text.isspace() else []
     overlap = max(0, min(overlap, max_chars // 2))
     chunks: list[Chunk] = []
     for start, end, heading in _sections(text):
@@ -45,7 +48,7 @@ def _sections(text: str) -> Iterator[tuple[int, int, str]]:
     A heading with no body of its own ("# Title" straight above "## Part") is merged into
     the section that follows, so no chunk is a lone heading.
     """
-    if "#" not in text and "```" not in text and "~~~" not in text:
+    if _plain(text):
         yield 0, len(text), ""  # no heading can start here: one section, no regex scan
         return
     bounds: list[tuple[int, str]] = [(0, "")]
@@ -72,6 +75,11 @@ def _sections(text: str) -> Iterator[tuple[int, int, str]]:
             continue
         yield (start if carried is None else carried), end, heading
         carried = None
+
+
+def _plain(text: str) -> bool:
+    """Whether nothing in ``text`` can start a Markdown section (a heading or a fence)."""
+    return "#" not in text and "```" not in text and "~~~" not in text
 
 
 def _end_of_line(text: str, at: int) -> int:

@@ -342,9 +342,6 @@ def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
         return entry.rows(doc)
     # Front matter and HTML comments are blanked in place: neither indexed nor shown.
     clean = snippet_text.mask(doc.text, doc.doc_type)
-    if clean == doc.text and _one_chunk(clean, max_chars):
-        # What chunk_text makes of it (most items of a bulk write), without its passes.
-        return [chunk_row(doc, Chunk(index=0, start=0, end=len(clean)), clean)]
     chunks = chunk_text(clean, max_chars=max_chars, overlap=overlap)
     if clean != doc.text:
         chunks = _trimmed(chunks, clean)
@@ -364,19 +361,6 @@ def chunk_row(doc: Document, chunk: Chunk, clean: str | None = None) -> ChunkRow
     head = " > ".join(filter(None, (doc.title, chunk.heading)))
     digest = hashlib.sha256(f"{head}\x00{text}".encode()).hexdigest()
     return ChunkRow(chunk=chunk, head=head, text=text, text_hash=digest)
-
-
-def _one_chunk(text: str, max_chars: int) -> bool:
-    """Whether ``chunk_text`` makes one chunk of all of ``text``: it fits, is not blank,
-    and holds nothing that starts a Markdown section (see :mod:`trove.chunking`)."""
-    return (
-        max_chars >= 20
-        and len(text) <= max_chars
-        and not text.isspace()
-        and "#" not in text
-        and "```" not in text
-        and "~~~" not in text
-    )
 
 
 def _evolve(doc: Document, **changes: Any) -> Document:
