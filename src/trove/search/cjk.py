@@ -43,7 +43,8 @@ _non_cjk = _on_first_use(rf"[^{_CJK}]+")
 
 
 def has_cjk(text: str) -> bool:
-    return _cjk_char().search(text) is not None
+    # ASCII (most text) is answered without the regex scan.
+    return not text.isascii() and _cjk_char().search(text) is not None
 
 
 def cjk_grams(text: str) -> list[str]:

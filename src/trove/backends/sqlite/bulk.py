@@ -265,8 +265,6 @@ def _insert_chunks(
         for r in rows:
             chunk_id = next(it)
             params.append((chunk_id, *chunk_values(doc_id, r)))
-            if r.text.isascii() and r.head.isascii():  # no CJK: most text, at no cost
-                continue
             cjk = cjk_text(r.head, r.text)
             if cjk is not None:  # only text with CJK pays for the bigram index
                 grams.append((chunk_id, cjk))
