@@ -13,6 +13,7 @@ import pytest
 import trove
 from trove.backends.base import DocumentWrite
 from trove.backends.sqlite import bulk
+from trove.backends.sqlite.connection import READ_CACHE_KB, WRITE_CACHE_KB
 from trove.backends.sqlite.events import written_trigger_sql
 from trove.backends.sqlite.schema import LATEST_VERSION
 from trove.backends.sqlite.stats import added_trigger_sql
@@ -168,3 +169,25 @@ def test_a_document_put_alone_is_indexed_counted_and_logged(tmp_path: Path) -> N
         assert [r.text for r in kb.search("walrus", mode="keyword")] != []
         assert _conn(kb).execute("SELECT count(*) FROM event_log WHERE kind = 'written'") == [(1,)]
         assert_in_step(kb)
+
+
+def test_a_write_transaction_has_the_large_page_cache_and_gives_it_back(tmp_path: Path) -> None:
+    """A batch into a large store dirties more pages than a reader's cache holds, which
+    would spill them to the log mid-transaction; a reader keeps the small cache (each
+    serving process holds its own), after a commit and after a rollback alike."""
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        backend = kb.backend
+
+        def cache() -> Any:
+            return _conn(kb).execute("PRAGMA cache_size")[0][0]
+
+        assert cache() == -READ_CACHE_KB
+        with backend.transaction():
+            assert cache() == -WRITE_CACHE_KB
+        assert cache() == -READ_CACHE_KB
+        with pytest.raises(ZeroDivisionError), backend.transaction():
+            assert cache() == -WRITE_CACHE_KB
+            _ = 1 / 0
+        assert cache() == -READ_CACHE_KB
+        kb.add_many([{"text": f"document {i}"} for i in range(3)])
+        assert cache() == -READ_CACHE_KB
