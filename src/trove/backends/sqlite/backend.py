@@ -123,6 +123,13 @@ class SQLiteBackend(
                     self.conn.execute("ROLLBACK")
                     raise
                 else:
+                    if self.conn.broken is not None:
+                        if not self.conn.raw.getautocommit():  # SQLite may have ended it
+                            self.conn.execute("ROLLBACK")
+                        raise StoreError(
+                            "the transaction was rolled back: a batch of its writes "
+                            f"could not be indexed ({self.conn.broken})"
+                        ) from self.conn.broken
                     self.conn.execute("COMMIT")
             except UNWRITABLE as exc:
                 if not self.conn.raw.getautocommit():  # a failed COMMIT leaves it open
@@ -138,5 +145,6 @@ class SQLiteBackend(
             finally:
                 self._depth = 0
                 self._chunk_changes = ([], [])
+                self.conn.broken = None
                 if not self.memory:  # the pages beyond it are freed
                     set_cache(self.conn, READ_CACHE_KB)

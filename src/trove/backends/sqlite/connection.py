@@ -31,6 +31,9 @@ class SerializedConnection:
         self.raw = conn
         # Reentrant: a transaction (backend.py) holds it while its thread runs statements.
         self.lock = threading.RLock()
+        # Why the open transaction can only roll back (a batch's rows left unindexed:
+        # bulk.py); None while it may commit.
+        self.broken: BaseException | None = None
 
     def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         with self.lock:
