@@ -11,8 +11,10 @@ import apsw
 import pytest
 
 import trove
+from trove import StoreError
 from trove.backends.base import DocumentWrite
 from trove.backends.sqlite import bulk
+from trove.backends.sqlite.connection import READ_CACHE_KB, WRITE_CACHE_KB
 from trove.backends.sqlite.events import written_trigger_sql
 from trove.backends.sqlite.schema import LATEST_VERSION
 from trove.backends.sqlite.stats import added_trigger_sql
@@ -71,22 +73,39 @@ def test_a_failed_row_leaves_its_predecessors_indexed(tmp_path: Path) -> None:
         assert len(kb.search("walrus", mode="keyword")) == 5
 
 
-def test_a_failed_clean_up_undoes_the_batch(tmp_path: Path) -> None:
-    """Should a batch's own closing statements fail, the batch is rolled back: a caller
-    that swallows the error and commits leaves no rows unindexed or uncounted."""
+def test_a_failed_clean_up_rolls_the_transaction_back(tmp_path: Path) -> None:
+    """Should a batch's own closing statements fail, its transaction can only roll back:
+    a caller that swallows the error and commits gets a StoreError, and leaves no rows
+    unindexed or uncounted (nor anything else of the transaction)."""
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:
         kb.add("first walrus", source_id="a")
         conn = kb.backend.conn  # type: ignore[attr-defined]
-        with kb.backend.transaction(), pytest.raises(apsw.SQLError):  # type: ignore[attr-defined]
-            bulk._batch(
-                conn,
-                lambda: conn.execute("DELETE FROM document WHERE source_id = 'a'"),
-                [("SELECT no_such_function()", ())],
-            )
-        assert kb.stats().documents == 1  # the batch's delete was undone
+        with pytest.raises(StoreError, match="rolled back"), kb.transaction():
+            kb.add("a walrus of the same transaction", source_id="b")
+            with pytest.raises(apsw.SQLError):
+                bulk._batch(
+                    conn,
+                    lambda: conn.execute("DELETE FROM document WHERE source_id = 'a'"),
+                    [("SELECT no_such_function()", ())],
+                )
+        assert kb.stats().documents == 1  # the first walrus, not undone and alone
         kb.add("a later walrus", source_id="c")
         assert_in_step(kb)
         assert len(kb.search("walrus", mode="keyword")) == 2
+
+
+def test_a_batch_writes_no_savepoint_journal(tmp_path: Path) -> None:
+    """A batch opens no savepoint: inside one, SQLite first copies each page it changes
+    to a journal (into a large store, most pages of a batch: two syscalls a page)."""
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.add_many([{"text": f"walrus {i}", "source_id": str(i)} for i in range(50)])
+        opened: list[str] = []
+        conn = _conn(kb)
+        conn.raw.trace_v2(apsw.SQLITE_TRACE_STMT, lambda e: opened.append(e["sql"]))
+        kb.add_many([{"text": f"walrus {i} again", "source_id": str(i)} for i in range(60)])
+        conn.raw.trace_v2(0, None)
+        assert opened and not [sql for sql in opened if "SAVEPOINT" in sql.upper()]
+        assert_in_step(kb)
 
 
 def test_schema_11_file_migrates_to_bulk_batches(tmp_path: Path) -> None:
@@ -168,3 +187,25 @@ def test_a_document_put_alone_is_indexed_counted_and_logged(tmp_path: Path) -> N
         assert [r.text for r in kb.search("walrus", mode="keyword")] != []
         assert _conn(kb).execute("SELECT count(*) FROM event_log WHERE kind = 'written'") == [(1,)]
         assert_in_step(kb)
+
+
+def test_a_write_transaction_has_the_large_page_cache_and_gives_it_back(tmp_path: Path) -> None:
+    """A batch into a large store dirties more pages than a reader's cache holds, which
+    would spill them to the log mid-transaction; a reader keeps the small cache (each
+    serving process holds its own), after a commit and after a rollback alike."""
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        backend = kb.backend
+
+        def cache() -> Any:
+            return _conn(kb).execute("PRAGMA cache_size")[0][0]
+
+        assert cache() == -READ_CACHE_KB
+        with backend.transaction():
+            assert cache() == -WRITE_CACHE_KB
+        assert cache() == -READ_CACHE_KB
+        with pytest.raises(ZeroDivisionError), backend.transaction():
+            assert cache() == -WRITE_CACHE_KB
+            _ = 1 / 0
+        assert cache() == -READ_CACHE_KB
+        kb.add_many([{"text": f"document {i}"} for i in range(3)])
+        assert cache() == -READ_CACHE_KB

@@ -16,7 +16,13 @@ import apsw
 
 from trove.backends.listing import Listing
 from trove.backends.sqlite.clusters import ClusterStorage
-from trove.backends.sqlite.connection import UNWRITABLE, open_connection
+from trove.backends.sqlite.connection import (
+    READ_CACHE_KB,
+    UNWRITABLE,
+    WRITE_CACHE_KB,
+    open_connection,
+    set_cache,
+)
 from trove.backends.sqlite.documents import DocumentStorage
 from trove.backends.sqlite.edges import EdgeStorage
 from trove.backends.sqlite.files import FileStorage
@@ -108,6 +114,8 @@ class SQLiteBackend(
             # refuses to upgrade a reader while another connection writes.
             self.conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
+            if not self.memory:  # a memory store's cache is the store
+                set_cache(self.conn, WRITE_CACHE_KB)
             try:
                 try:
                     yield
@@ -115,6 +123,13 @@ class SQLiteBackend(
                     self.conn.execute("ROLLBACK")
                     raise
                 else:
+                    if self.conn.broken is not None:
+                        if not self.conn.raw.getautocommit():  # SQLite may have ended it
+                            self.conn.execute("ROLLBACK")
+                        raise StoreError(
+                            "the transaction was rolled back: a batch of its writes "
+                            f"could not be indexed ({self.conn.broken})"
+                        ) from self.conn.broken
                     self.conn.execute("COMMIT")
             except UNWRITABLE as exc:
                 if not self.conn.raw.getautocommit():  # a failed COMMIT leaves it open
@@ -130,3 +145,6 @@ class SQLiteBackend(
             finally:
                 self._depth = 0
                 self._chunk_changes = ([], [])
+                self.conn.broken = None
+                if not self.memory:  # the pages beyond it are freed
+                    set_cache(self.conn, READ_CACHE_KB)

@@ -16,9 +16,12 @@ condition skips it, makes SQLite journal the pages each row touches for that row
 statement: half the time of a bulk write. So every insert of a document or chunk row
 goes through here (:func:`write_documents`, :func:`insert_chunks`): the backend's
 ``put_document``, ``replace_chunks`` and ``put_many``. The closing statements run even
-when a row failed (the rows before it are done, in the caller's transaction), inside a
-savepoint that undoes the rows should the statements themselves fail. Updates, deletes
-and every other write path go through their triggers as before.
+when a row failed (the rows before it are done, in the caller's transaction). Should the
+statements themselves fail, the rows must not be committed unindexed: the connection is
+marked broken and its transaction can only roll back (backend.py), whoever swallowed the
+error. (A savepoint that undid just the batch cost the same journaling as a trigger, once
+a page: into 1M chunks, two more syscalls for most pages a batch touched.) Updates,
+deletes and every other write path go through their triggers as before.
 """
 
 from __future__ import annotations
@@ -188,11 +191,8 @@ def _batch(
     """``write``, then ``then``'s statements, which do for its rows what insert triggers
     would: even when a row of ``write`` failed (the rows before it stay in the caller's
     transaction, indexed and counted). ``tally``: a cheaper last statement when every row
-    was written."""
-    # A savepoint: should the closing statements fail, the rows go with them, never
-    # left behind unindexed and uncounted (for a caller that swallowed the error and
-    # committed).
-    conn.execute("SAVEPOINT bulk_batch")
+    was written. Should those statements fail, the transaction is broken: it rolls back,
+    rows and all, never committing them unindexed and uncounted."""
     failure: BaseException | None = None
     try:
         write()
@@ -203,22 +203,11 @@ def _batch(
             conn.execute(sql, params)
         if tally is not None and failure is None:
             tally()
-    except BaseException:
-        _undo(conn)
+    except BaseException as e:
+        conn.broken = e
         raise
-    conn.execute("RELEASE bulk_batch")
     if failure is not None:
         raise failure
-
-
-def _undo(conn: SerializedConnection) -> None:
-    """Roll the batch back to its savepoint (unless SQLite already ended the whole
-    transaction: then the batch and its row are gone with it)."""
-    try:
-        conn.execute("ROLLBACK TO bulk_batch")
-        conn.execute("RELEASE bulk_batch")
-    except Exception:  # the failure that got us here is what the caller needs
-        pass
 
 
 def _drop_chunks(conn: SerializedConnection, doc_ids: Sequence[str]) -> list[int]:

@@ -31,6 +31,9 @@ class SerializedConnection:
         self.raw = conn
         # Reentrant: a transaction (backend.py) holds it while its thread runs statements.
         self.lock = threading.RLock()
+        # Why the open transaction can only roll back (a batch's rows left unindexed:
+        # bulk.py); None while it may commit.
+        self.broken: BaseException | None = None
 
     def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         with self.lock:
@@ -111,6 +114,14 @@ DAMAGED = (
     "from a backup, or `sqlite3 {path} .recover` a copy"
 )
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+# Page cache (SQLite's default is 2 MB). To read, 32 MB: each process that serves a store
+# holds its own. A write transaction gets 256 MB, given back at its end: into a large store
+# a batch dirties pages all over the file (five indexes have random keys: about six pages
+# a document at 1M chunks), and a batch whose pages outgrow the cache spills them to the
+# log mid-transaction and reads them back, writing some twice (5,000-document batches into
+# 1M chunks: 36,280 pages spilled and 61,700 read with 32 MB; none and 40,795 with 256 MB).
+READ_CACHE_KB = 32_000
+WRITE_CACHE_KB = 256_000
 
 
 def open_connection(
@@ -136,15 +147,18 @@ def open_connection(
     if not memory:
         use_wal(conn, path, busy_timeout_ms)
         conn.execute("PRAGMA synchronous = NORMAL")
-        # 32 MB of page cache (SQLite's default is 2 MB): a batch write into a large
-        # store touches index pages all over the file (random document ids).
-        conn.execute("PRAGMA cache_size = -32000")
+        set_cache(conn, READ_CACHE_KB)
         # A checkpoint every ~40 MB of log rather than SQLite's 4 MB: a batch write into a
         # large store rewrites the same index pages commit after commit, and a checkpoint
         # copies each page once however many commits wrote it (a fifth of such a commit).
         conn.execute("PRAGMA wal_autocheckpoint = 10000")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn, version
+
+
+def set_cache(conn: SerializedConnection, kib: int) -> None:
+    """The connection's page cache: at most ``kib`` KiB, filled as pages are read."""
+    conn.execute(f"PRAGMA cache_size = -{kib}")
 
 
 def use_wal(conn: SerializedConnection, path: str, timeout_ms: int) -> None:
