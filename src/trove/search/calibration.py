@@ -86,7 +86,7 @@ def document_texts(get: Callable[..., Any], docs: Mapping[str, Any]) -> dict[str
 
 def titled(docs: Mapping[str, Any], bodies: Mapping[str, str]) -> dict[str, str]:
     """Title and text of each hit's document, from its header and its text's first
-    ``COVERAGE_CHARS`` characters (a backend's ``document_texts``)."""
+    ``COVERAGE_CHARS`` characters (as a backend's ``hit_details`` reads them)."""
     return {doc_id: f"{doc.title}\n{bodies.get(doc_id, '')}" for doc_id, doc in docs.items()}
 
 
