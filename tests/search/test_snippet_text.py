@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
 import trove
-from trove.search.snippet_text import clean, mask
+from trove.search.snippet_text import _SPACES, clean, mask
 
 NOTE = """---
 title: Cache decision
@@ -52,6 +54,14 @@ def test_mask_keeps_offsets_and_lines() -> None:
     assert len(masked) == len(NOTE) and masked.count("\n") == NOTE.count("\n")
     assert "author" not in masked and "secret" not in masked
     assert mask(NOTE, "text") == NOTE  # only Markdown has front matter
+
+
+def test_clean_folds_the_spaces_of_prose_as_its_pattern_does() -> None:
+    # Prose without a double space or a tab skips the pattern: same answer as with it.
+    rng = random.Random(3)
+    for _ in range(3000):
+        text = "".join(rng.choice("ab \t\n…«»") for _ in range(rng.randint(0, 12)))
+        assert clean(text) == _SPACES.sub(" ", text).strip()
 
 
 def test_clean_strips_markup() -> None:
