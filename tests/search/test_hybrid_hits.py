@@ -92,6 +92,14 @@ def test_hit_details_gives_what_the_separate_reads_give(kb: trove.Store) -> None
     assert details.snippets[hit.chunk_id].startswith("«Redis» «caches»")
 
 
+def test_hit_details_cuts_texts_at_characters(kb: trove.Store) -> None:
+    short = kb.add("Grüße")  # 5 characters, 7 bytes: all of it, however it is read
+    long = kb.add("Köln am Rhein")
+    details = kb.backend.hit_details(parse("köln"), [(short, 0), (long, 0)], 6)
+    assert details.texts == {short: "Grüße", long: "Köln a"}
+    assert details.snippets == {}
+
+
 def test_hit_details_is_one_statement_in_sqlite(tmp_path: Path) -> None:
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:
         kb.add_many([{"text": f"note {i} about redis"} for i in range(20)])

@@ -44,11 +44,14 @@ class Snippets(Connected):
         ``chars`` characters, and the chunk's snippet. One statement where a header read,
         a text read and a chunk read took three (a tenth of a keyword search on SciFact)."""
         rows = self.conn.execute(
-            f"SELECT {_HEADER}, substr(d.text, 1, ?), c.id, c.text FROM json_each(?) AS r "
+            # substr() counts characters; a text of no more bytes than that is all of it
+            # (octet_length is the stored size: no count).
+            f"SELECT {_HEADER}, CASE WHEN octet_length(d.text) <= ? THEN d.text "
+            "ELSE substr(d.text, 1, ?) END, c.id, c.text FROM json_each(?) AS r "
             "CROSS JOIN document d ON d.id = r.value ->> 0 "
             # A chunk replaced since it was ranked has no row: its document still counts.
             "LEFT JOIN chunk c ON c.id = r.value ->> 1",
-            (chars, json.dumps(list(hits))),
+            (chars, chars, json.dumps(list(hits))),
         )
         documents: dict[str, Document] = {}
         texts: dict[str, str] = {}
