@@ -132,6 +132,16 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class HitDetails:
+    """What search shows of its hits, read together: each document's header (no text) and
+    the first characters of its text, by document id; each chunk's snippet, by chunk id."""
+
+    documents: dict[str, Document]
+    texts: dict[str, str]
+    snippets: dict[int, str]
+
+
+@dataclass(frozen=True)
 class ChunkHit:
     r"""A document's best chunk for one retriever (keyword or vector), with that retriever's
     score: what a backend's search returns, before fusion makes :class:`Hit`\s."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import unicodedata
 
 import numpy as np
 import pytest
@@ -87,6 +88,15 @@ def test_scripts_of(text: str, scripts: set[str]) -> None:
 )
 def test_scripts_of_with_a_minimum_share(text: str, scripts: set[str]) -> None:
     assert scripts_of(text, min_share=0.2) == scripts
+
+
+@pytest.mark.parametrize("code", range(128))
+def test_scripts_of_ascii_text_reads_each_character_as_unicode_does(code: int) -> None:
+    # ASCII text skips the per-character lookups: its answer must be theirs.
+    char = chr(code)
+    expected = {"latin"} if unicodedata.category(char).startswith("L") else set()
+    assert scripts_of(char) == expected
+    assert scripts_of(f"{char} 1 2", min_share=0.2) == expected
 
 
 def test_a_probed_dimension_is_learned_once_and_can_be_declared() -> None:

@@ -1,6 +1,7 @@
 """How search builds its hits without the dataclasses' per-field constructors: the hit
 on a document (search/hybrid.document_hit) and a document's header row (the SQLite
-backend's mapping) must equal what the constructors give, field for field."""
+backend's mapping) must equal what the constructors give, field for field; and the one
+read (a backend's hit_details) that gives what the hits show."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import trove
 from trove.backends.rows import HEADER_COLUMNS, to_document
 from trove.backends.sqlite.documents import _document, _read_list
 from trove.models import Chunk, ChunkHit, Document, Hit
+from trove.search.filters import Filters
 from trove.search.hybrid import document_hit
+from trove.search.query import parse
 from trove.search.ranking import collapse
+from trove.timeutil import now
 
 
 def test_document_hit_sets_every_field_as_the_constructor_does() -> None:
@@ -73,3 +77,38 @@ def test_collapse_builds_the_hits_the_constructors_would() -> None:
         ChunkHit("b", 3, 1.0, Chunk(2, 9, 12, "")),
     ]
     assert all(vars(h).keys() == {"doc_id", "chunk_id", "score", "chunk"} for h in got)
+
+
+def test_hit_details_gives_what_the_separate_reads_give(kb: trove.Store) -> None:
+    cache = kb.add("Redis caches keys in memory.\n\nIt evicts the least used.", title="Cache")
+    stream = kb.add("Kafka streams events to consumers.", title="Stream")
+    query = parse("redis caches")
+    [hit] = kb.backend.keyword_search(query, Filters.build(), 10, now())
+    gone = hit.chunk_id + 1000  # a chunk replaced since it was ranked: no row
+    details = kb.backend.hit_details(query, [(hit.doc_id, hit.chunk_id), (stream, gone)], 12)
+    assert details.documents == kb.backend.get_documents([cache, stream])
+    assert details.texts == {cache: "Redis caches", stream: "Kafka stream"}
+    assert details.snippets == kb.backend.snippets(query, [hit.chunk_id])
+    assert details.snippets[hit.chunk_id].startswith("«Redis» «caches»")
+
+
+def test_hit_details_cuts_texts_at_characters(kb: trove.Store) -> None:
+    short = kb.add("Grüße")  # 5 characters, 7 bytes: all of it, however it is read
+    long = kb.add("Köln am Rhein")
+    details = kb.backend.hit_details(parse("köln"), [(short, 0), (long, 0)], 6)
+    assert details.texts == {short: "Grüße", long: "Köln a"}
+    assert details.snippets == {}
+
+
+def test_hit_details_is_one_statement_in_sqlite(tmp_path: Path) -> None:
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.add_many([{"text": f"note {i} about redis"} for i in range(20)])
+        query = parse("redis")
+        hits = kb.backend.keyword_search(query, Filters.build(), 10, now())
+        statements: list[str] = []
+        raw = kb.backend.conn.raw  # type: ignore[attr-defined]
+        raw.exec_trace = lambda _cursor, sql, _bindings: statements.append(sql) or True
+        details = kb.backend.hit_details(query, [(h.doc_id, h.chunk_id) for h in hits], 100)
+        raw.exec_trace = None
+        assert len(details.documents) == len(details.snippets) == 10
+        assert len(statements) == 1

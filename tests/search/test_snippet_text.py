@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+import random
+
 import trove
-from trove.search.snippet_text import clean, mask
+from trove.search.snippet_text import (
+    _COMMENT,
+    _EMPHASIS,
+    _HEADING,
+    _LINK,
+    _PIPES,
+    _SPACES,
+    _TABLE_RULE,
+    _WIKI,
+    clean,
+    mask,
+)
 
 NOTE = """---
 title: Cache decision
@@ -52,6 +65,30 @@ def test_mask_keeps_offsets_and_lines() -> None:
     assert len(masked) == len(NOTE) and masked.count("\n") == NOTE.count("\n")
     assert "author" not in masked and "secret" not in masked
     assert mask(NOTE, "text") == NOTE  # only Markdown has front matter
+
+
+def test_clean_folds_the_spaces_of_prose_as_its_pattern_does() -> None:
+    # Prose without a double space or a tab skips the pattern: same answer as with it.
+    rng = random.Random(3)
+    for _ in range(3000):
+        text = "".join(rng.choice("ab \t\n…«»") for _ in range(rng.randint(0, 12)))
+        assert clean(text) == _SPACES.sub(" ", text).strip()
+
+
+def test_clean_runs_only_the_patterns_that_can_match() -> None:
+    # Each pattern is skipped where the text lacks what it needs: same answer as all.
+    patterns = (_COMMENT, _WIKI, _LINK, _EMPHASIS, _HEADING, _TABLE_RULE, _PIPES, _SPACES)
+    replacements = (" ", None, r"\1", "", r"\1", " ", " ", " ")
+    rng = random.Random(5)
+    for _ in range(5000):
+        text = "".join(rng.choice("a <!->[]()|*_~`#:\t\n…") for _ in range(rng.randint(0, 14)))
+        expected = text
+        for pattern, replacement in zip(patterns, replacements, strict=True):
+            if replacement is None:  # a wiki link: its shown text
+                expected = pattern.sub(lambda m: (m.group(2) or m.group(1)).strip(), expected)
+            else:
+                expected = pattern.sub(replacement, expected)
+        assert clean(text) == expected.strip(), repr(text)
 
 
 def test_clean_strips_markup() -> None:

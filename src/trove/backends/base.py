@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from trove.models import Chunk, ChunkHit, Document, Edge
+from trove.models import Chunk, ChunkHit, Document, Edge, HitDetails
 
 if TYPE_CHECKING:  # only in signatures: opening a store loads none of these for them
     import numpy as np
@@ -111,7 +111,6 @@ class Backend(Protocol):
     # documents and chunks
     def get_document(self, doc_id: str, *, with_text: bool = True) -> Document | None: ...
     def get_documents(self, doc_ids: Sequence[str]) -> dict[str, Document]: ...
-    def document_texts(self, doc_ids: Sequence[str], chars: int) -> dict[str, str]: ...
     def put_document(self, doc: Document, *, text: bool = True) -> None: ...
     def replace_chunks(
         self, doc_id: str, chunks: Sequence[ChunkRow]
@@ -176,6 +175,12 @@ class Backend(Protocol):
     ) -> list[ChunkHit]: ...
     def visible(self, doc_ids: Sequence[str], filters: Filters, now: float) -> set[str]: ...
     def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]: ...
+    def hit_details(
+        self, query: ParsedQuery, hits: Sequence[tuple[str, int]], chars: int
+    ) -> HitDetails:
+        """Of each (document id, chunk id): the document's header and its text's first
+        ``chars`` characters, and the chunk's snippet, in one read (every search's hits)."""
+        ...
 
     # edges
     def put_edge(self, src: str, dst: str, type: str, weight: float, now: float) -> None: ...

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -63,6 +64,8 @@ def scripts_of(text: str, *, min_share: float = 0.0) -> frozenset[str]:
     """The scripts (names from :data:`SCRIPTS`) of the letters in ``text``; with
     ``min_share``, only those holding at least that share of its letters (so the α of
     "TNF-α" does not make an English sentence Greek)."""
+    if text.isascii():  # most queries: their letters are Latin, no lookup per character
+        return _LATIN if _ASCII_LETTER.search(text) else frozenset()
     counts: dict[str, int] = {}
     for char in text:
         if not unicodedata.category(char).startswith("L"):
@@ -71,6 +74,10 @@ def scripts_of(text: str, *, min_share: float = 0.0) -> frozenset[str]:
         counts[script] = counts.get(script, 0) + 1
     letters = sum(counts.values())
     return frozenset(s for s, n in counts.items() if n >= min_share * letters)
+
+
+_LATIN = frozenset({"latin"})
+_ASCII_LETTER = re.compile("[A-Za-z]")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -92,6 +92,8 @@ def blank_cjk(text: str, *, keep_offsets: bool = False) -> str:
 
 def _segment_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each CJK segment of ``text``, in linear time."""
+    if text.isascii():  # most queries, and no CJK character is ASCII
+        return []
     spans = []
     for block in _block().finditer(text):
         if has_cjk(block.group()):

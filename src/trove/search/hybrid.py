@@ -17,7 +17,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 from trove import validate
 from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
-from trove.models import DOCUMENT_FIELDS, MODES, Chunk, ChunkHit, Document, Edge, Hit, assemble
+from trove.models import (
+    DOCUMENT_FIELDS,
+    MODES,
+    Chunk,
+    ChunkHit,
+    Document,
+    Edge,
+    Hit,
+    HitDetails,
+    assemble,
+)
 from trove.search import calibration, snippet, snippet_text
 from trove.search.bounds import bounded
 from trove.search.filters import Filters
@@ -53,9 +63,10 @@ class SearchBackend(Protocol):
     ) -> list[ChunkHit]: ...
     def get_document(self, doc_id: str, *, with_text: bool = True) -> Document | None: ...
     def get_documents(self, doc_ids: Sequence[str]) -> dict[str, Document]: ...
-    def document_texts(self, doc_ids: Sequence[str], chars: int) -> dict[str, str]: ...
     def visible(self, doc_ids: Sequence[str], filters: Filters, now: float) -> set[str]: ...
-    def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]: ...
+    def hit_details(
+        self, query: ParsedQuery, hits: Sequence[tuple[str, int]], chars: int
+    ) -> HitDetails: ...
     def edges_of(self, doc_ids: Sequence[str], type: str | None) -> list[Edge]: ...
 
 
@@ -165,12 +176,12 @@ class HybridSearch:
         method, weights, dropped, explain = how
         backend = self.parts.backend
         model_id = self.parts.vectors.resolve().model_id if "semantic" in lists else None
-        docs = backend.get_documents([f.doc_id for f in fused])
-        bodies = backend.document_texts(list(docs), calibration.COVERAGE_CHARS)
-        texts = calibration.titled(docs, bodies)
+        read = [(f.doc_id, f.chunk_id) for f in fused]
+        details = backend.hit_details(parsed, read, calibration.COVERAGE_CHARS)
+        docs, snippets = details.documents, details.snippets
+        texts = calibration.titled(docs, details.texts)
         key, rows, scores = calibration.calibrate(fused, lists, info, model_id, texts)
         kept = zip(fused, scores, rows, strict=True)
-        snippets = backend.snippets(parsed, [f.chunk_id for f in fused])
         return [
             document_hit(
                 docs[f.doc_id],

@@ -81,13 +81,6 @@ class DocumentStorage(Connected):
         )
         return {doc.id: doc for doc in (document(HEADER_COLUMNS, row) for row in rows)}
 
-    def document_texts(self, doc_ids: Sequence[str], chars: int) -> dict[str, str]:
-        """The first ``chars`` characters of each document's text, by id."""
-        rows = self.rows(
-            "SELECT id, left(text, %s) FROM document WHERE id = ANY(%s)", (chars, list(doc_ids))
-        )
-        return {str(doc_id): str(text) for doc_id, text in rows}
-
     def iter_documents(self, *, after: str | None, limit: int) -> list[Document]:
         """Every document (all namespaces, deleted and expired too), by id, a page at a time."""
         return self._documents(

@@ -1,5 +1,5 @@
 """Snippets in the PostgreSQL backend: a chunk's text with the query's words (stemmed by
-the server, as the index was) and CJK runs marked."""
+the server, as the index was) and CJK runs marked; and what search shows of its hits."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from collections.abc import Sequence
 
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
+from trove.backends.postgres.documents import document
+from trove.backends.rows import HEADER_COLUMNS
 from trove.errors import InvalidQuery
+from trove.models import Document, HitDetails
 from trove.search import snippet
 from trove.search.query import ParsedQuery, has_cjk
 
@@ -20,6 +23,35 @@ class Snippets(Connected):
 
     def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]:
         """A snippet per chunk with the query's words (stemmed) and CJK runs marked."""
+        rows = self.rows("SELECT id, text FROM chunk WHERE id = ANY(%s)", (list(chunk_ids),))
+        return self._marked(query, {int(cid): str(text) for cid, text in rows})
+
+    def hit_details(
+        self, query: ParsedQuery, hits: Sequence[tuple[str, int]], chars: int
+    ) -> HitDetails:
+        """Of each (document id, chunk id): the document's header and its text's first
+        ``chars`` characters, and the chunk's snippet, in one round trip."""
+        rows = self.rows(
+            f"SELECT {_HEADER}, left(d.text, %s), c.id, c.text "
+            "FROM unnest(%s::text[], %s::bigint[]) AS r(doc_id, chunk_id) "
+            "JOIN document d ON d.id = r.doc_id "
+            # A chunk replaced since it was ranked has no row: its document still counts.
+            "LEFT JOIN chunk c ON c.id = r.chunk_id",
+            (chars, [doc_id for doc_id, _ in hits], [chunk_id for _, chunk_id in hits]),
+        )
+        documents: dict[str, Document] = {}
+        texts: dict[str, str] = {}
+        chunks: dict[int, str] = {}
+        for row in rows:
+            doc = document(HEADER_COLUMNS, row[:_WIDTH])
+            documents[doc.id] = doc
+            texts[doc.id] = str(row[_WIDTH])
+            if row[_WIDTH + 1] is not None:
+                chunks[int(row[_WIDTH + 1])] = str(row[_WIDTH + 2])
+        return HitDetails(documents, texts, self._marked(query, chunks))
+
+    def _marked(self, query: ParsedQuery, texts_by_id: dict[int, str]) -> dict[int, str]:
+        """A snippet of each chunk text, by chunk id."""
         words = [text_index.fold(w) for w in query.words]
         needles = list(query.substrings) + query.cjk_runs()
         if query.raw is not None:
@@ -30,8 +62,6 @@ class Snippets(Connected):
             texts = [p.text for p in phrases]
             words += [w for t in texts for w in text_index.words(t)]
             needles += [t for t in texts if has_cjk(t)]
-        rows = self.rows("SELECT id, text FROM chunk WHERE id = ANY(%s)", (list(chunk_ids),))
-        texts_by_id = {int(cid): str(text) for cid, text in rows}
         query_stems = self.stems(words) if words else {}
         wanted = {lex for w in words for lex in query_stems.get(w, ())}
         tokens = {cid: text_index.candidate_spans(t, wanted) for cid, t in texts_by_id.items()}
@@ -46,3 +76,7 @@ class Snippets(Connected):
                 spans += snippet.substring_intervals(text, needles)
             found[cid] = snippet.make(text, spans)
         return found
+
+
+_HEADER = ", ".join(f"d.{column}" for column in HEADER_COLUMNS)
+_WIDTH = len(HEADER_COLUMNS)

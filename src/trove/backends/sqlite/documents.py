@@ -50,17 +50,6 @@ class DocumentStorage(Connected):
                 found[doc.id] = doc
         return found
 
-    def document_texts(self, doc_ids: Sequence[str], chars: int) -> dict[str, str]:
-        """The first ``chars`` characters of each document's text, by id (no row mapped
-        to a Document: search reads these for every hit)."""
-        found: dict[str, str] = {}
-        for start in range(0, len(doc_ids), 500):
-            part = doc_ids[start : start + 500]
-            marks = ", ".join("?" * len(part))
-            sql = f"SELECT id, substr(text, 1, ?) FROM document WHERE id IN ({marks})"
-            found.update((str(i), str(t)) for i, t in self.conn.execute(sql, (chars, *part)))
-        return found
-
     def put_document(self, doc: Document, *, text: bool = True) -> None:
         """Insert or replace the row; ``text=False`` updates an existing row, text untouched."""
         values = _row(doc)

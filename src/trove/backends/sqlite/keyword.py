@@ -247,7 +247,8 @@ class WordIndex:
                 return None
             phrases.append(self._vocab.get(tokens[0], -1))
         scores = self._scores(phrases)
-        matched = np.flatnonzero(scores)
+        # Of a boolean array: numpy finds a float array's nonzeros several times slower.
+        matched = np.flatnonzero(scores != 0)
         ids, values = self._ids[matched], scores[matched]
 
         def rank(window: int) -> list[tuple[int, float]]:
