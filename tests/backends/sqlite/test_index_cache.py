@@ -80,6 +80,8 @@ def test_warm_saves_a_cache_that_a_fresh_open_maps(db_path: Path) -> None:
     truth = _truth(db_path)
     with trove.open(db_path) as kb:
         kb.warm()
+        # The process that loaded the index searches the mapped cache it saved, too.
+        assert isinstance(_searcher(kb)._index, LayeredIndex)
     assert cache_path(str(db_path), _table(db_path)).exists()
     with trove.open(db_path) as kb:
         kb.search("alpha", mode="semantic")
