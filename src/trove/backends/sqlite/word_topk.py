@@ -203,8 +203,10 @@ def _candidates(
             if len(new_rows[0]) < window:
                 continue
             scores = partial[new_rows[0]]
-            kth = float(np.partition(scores, len(scores) - window)[len(scores) - window])
-            if rest[i + 1] < kth * (1 - _SLACK):
+            # "rest[i + 1] < (the window-th best score) * (1 - _SLACK)", by a count
+            # rather than a partition: the same answer, without sorting the candidates
+            # (about 100k at 1M chunks) at each term.
+            if np.count_nonzero(scores * (1 - _SLACK) > rest[i + 1]) >= window:
                 rows = _survivors(new_rows[0], scores, order[i + 1 :], norms, window)
                 return rows, order[: i + 1]
         return np.concatenate(new_rows), order
