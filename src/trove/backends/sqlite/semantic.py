@@ -7,7 +7,7 @@ makes queries fast. Opening it must not make the first query wait:
 - without one, sqlite-vec answers by an exact scan (exact.py) while the
   index loads in the background, from the process's second semantic query (a one-shot
   command never pays for a load it would not use), or at once on ``Store.warm()``; a
-  load saves the cache for the processes that come next.
+  load saves the cache for the processes that come next, and then maps it too.
 The index is updated by this process's own writes, and caught up when another connection
 commits (SQLite's ``data_version`` says so).
 """
