@@ -24,10 +24,10 @@ import numpy as np
 
 from trove.backends.sqlite import index_cache as sqlite_index_cache
 from trove.backends.sqlite.exact import ExactScan
-from trove.backends.sqlite.filters import candidate_chunks, filter_chunks
+from trove.backends.sqlite.filters import candidate_chunks, filter_sql, visible_best
 from trove.models import ChunkHit
 from trove.search.filters import Filters
-from trove.search.ranking import WIDEN, ChunkFields, collapse, first_window
+from trove.search.ranking import WIDEN, ChunkFields, first_window
 from trove.search.vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -41,18 +41,16 @@ class _Checked:
     legs widened from 300 chunks to 1,200 and checked all 1,200)."""
 
     def __init__(self, backend: SQLiteBackend, filters: Filters, now: float) -> None:
-        self.backend, self.filters, self.now = backend, filters, now
+        self.backend = backend
+        self.where = filter_sql(filters, now, by_id=True)
         self.seen: set[int] = set()
         self.allowed: dict[int, tuple[str, ChunkFields]] = {}
 
     def collapse(self, ids: np.ndarray, scores: np.ndarray, limit: int) -> list[ChunkHit]:
         # tolist(): Python ints and floats of the same values, without a call per row.
         ranked = list(zip(ids.tolist(), scores.tolist(), strict=True))
-        new = [i for i, _ in ranked if i not in self.seen]
-        if new:
-            self.seen.update(new)
-            self.allowed.update(filter_chunks(self.backend.conn, new, self.filters, self.now))
-        return collapse(ranked, self.allowed, limit)
+        conn = self.backend.conn
+        return visible_best(conn, ranked, self.where, limit, self.allowed, self.seen)
 
 
 # Unfiltered windows up to this many chunks; past it, the filter is computed in SQL and
