@@ -30,9 +30,10 @@ class FilterQueries(Connected):
 
 
 # Chunks asked about first, past the documents wanted: a document's chunks rarely crowd
-# the top, so a few more than ``limit`` usually give ``limit`` documents (10 -> 15). Not half
-# again of a deep window: at 1M chunks each chunk asked about costs ~20 us (pages off the
-# cache), and a second, smaller statement less than the 100 spare ones of 300 for 200.
+# the top, so a few more than ``limit`` usually give ``limit`` documents (10 -> 15). Not
+# half again for a deep window: at 1M chunks each chunk asked about costs ~20 us (its
+# pages are off SQLite's cache), and a second statement, when documents do repeat, costs
+# less than the 84 spare look-ups of asking 300 chunks for 200 documents.
 _SPARE = 16
 
 
