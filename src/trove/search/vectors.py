@@ -1,20 +1,32 @@
 """In-memory k-NN over chunk vectors, kept in step with the store's vec0 table.
 
-Every vector is turned by one fixed random rotation and kept twice: as int16 codes (two
-bytes a dimension; scores within ~3e-5 of float32) and as a sketch of its sign bits (one
-bit a dimension). A search ranks the rows by the Hamming distance of their sketch to the
-query's, rescores the best few thousand from the codes, and returns the top k. When few
-rows are eligible (a small index, or a tight filter from SQL) it scores all of them.
+Every vector is turned by one fixed random rotation and kept three times: as int16 codes
+(two bytes a dimension; scores within ~3e-5 of float32), as int8 codes (one byte), and as
+a sketch of its sign bits (one bit a dimension). A search ranks the rows by the Hamming
+distance of their sketch to the query's, scores the best few thousand from the int8
+codes, rescores the best of those (k plus half again, at least 32 more) from the int16
+codes, and returns the top k. When few rows are eligible (a small index, or a tight
+filter from SQL) it scores all of them.
 
 Why the rotation: the sign bits of coordinates that carry little variance say little,
 and embeddings can put most of theirs in a few coordinates. A random rotation spreads it
 over every bit and leaves dot products unchanged. Recall@10, 100k clustered synthetic rows
 with a power-law spread per coordinate, 1000 rescored: 0.85 raw, 0.99 rotated (50k MiniLM
 sentence embeddings: 0.999 either way).
-Why int16: float16 is as small but numpy converts it to float32 many times slower; int8 is half
-the size but its rounding (~4e-4 a score) reorders near-tied neighbours: recall@10 at 1M
-synthetic rows, 8000 rescored, 0.966 with int8 against 0.990 with float16. Coordinates of
-a unit vector lie in [-1, 1], so one fixed scale serves every row.
+Why two codes: int8 alone reorders near-tied neighbours (its rounding is ~1e-3 a score):
+recall@10 at 1M synthetic rows, 8000 rescored, 0.966 with int8 against 0.990 with float16.
+But only the neighbours near the top need the int16 codes: at 1M clustered rows (bench/
+vector_index.py's), int8 for the few thousand candidates, then int16 for the best 10 + 32
+gave the int16-only top 10 for all 200 queries (recall@10 0.994 both), and the best
+300 + 150 the same top 300. So a search reads the int8 codes of many rows and the int16
+codes of a few: an index mapped from a file (index_cache.py) touches half the pages it
+did, and reads its few int16 rows rather than mapping them (a serving process's resident
+memory at 1M chunks: the int16 codes alone were 768 MB). Why int16 and not float16: numpy
+converts float16 to float32 many times slower. Coordinates of a unit vector lie in
+[-1, 1], so one fixed scale serves every row's int16 code; a rotated unit vector's
+coordinates are all within +-0.5 but for vectors concentrated on a few directions (a
+coordinate of 384 has a standard deviation of 0.05), so the int8 code spends its range
+there and clips the rest, which the int16 rescoring scores right.
 Latency, recall and memory at 10k-1M rows: bench/vector_index.py.
 """
 
@@ -33,6 +45,8 @@ else:  # numpy loads where first used: opening a store, stats, keyword search ne
     from trove.lazy import numpy as np
 
 _SCALE = 32767.0  # int16 code of a coordinate in [-1, 1]
+_COARSE_SCALE = 254.0  # int8 code of a coordinate in [-0.5, 0.5] (clipped beyond)
+_RESCORE_MIN = 32  # the int8 scores' best k + max(k // 2, this) are rescored from int16
 _EXACT_MAX = 4_096  # up to this many eligible rows, score them all: exact, and cheap
 _OVERSAMPLE = 100  # candidates rescored per result asked for, up to the first _DEEP ...
 _DEEP, _DEEP_OVERSAMPLE = 50, 25  # ... and per result past them (hybrid asks for ~600)
@@ -44,9 +58,12 @@ _MIN_DEAD = 1_024  # compact once this many rows, and a quarter of all rows, are
 _MIN_RECENT = 4_096  # out-of-order ids wait in a dict until there are this many (or n/8)
 _ROTATION_SEED = 0x7A0E
 
-# (offset, ids, codes, sketch) of rows handed over by VectorIndex.export
-RowWriter = Callable[[int, "np.ndarray", "np.ndarray", "np.ndarray"], None]
+# (offset, ids, int16 codes, int8 codes, sketch) of rows handed over by VectorIndex.export
+RowWriter = Callable[[int, "np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray"], None]
 Allocate = Callable[[int], RowWriter]
+# The int16 codes of the given rows, (len(rows), dimension), of an index that keeps them
+# elsewhere (a file: index_cache.py).
+FineRows = Callable[["np.ndarray"], "np.ndarray"]
 
 
 class VectorIndex:
@@ -66,16 +83,23 @@ class VectorIndex:
 
     @classmethod
     def adopt(
-        cls, ids: np.ndarray, codes: np.ndarray, sketch: np.ndarray, rotation: np.ndarray
+        cls,
+        ids: np.ndarray,
+        fine: FineRows,
+        codes: np.ndarray,
+        sketch: np.ndarray,
+        rotation: np.ndarray,
     ) -> VectorIndex:
         """An index over arrays another index wrote (:meth:`export`): ``ids``
-        ascending, ``codes`` (n, dimension) int16, ``sketch`` (words, n) uint64. They may
-        be read-only memory maps, shared by every process that maps the same file: the
-        index only reads them, and can only remove rows (a private mask), not add them."""
+        ascending, ``fine`` reading rows' int16 codes, ``codes`` (n, dimension) int8,
+        ``sketch`` (words, n) uint64. They may be read-only memory maps, shared by every
+        process that maps the same file: the index only reads them, and can only remove
+        rows (a private mask), not add them."""
         index = cls(len(rotation), rotation)
         n = len(ids)
         index._frozen = True
         index._ids, index._codes, index._sketch = ids, codes, sketch
+        index._fine_rows = fine
         index._alive = np.ones(n, bool)
         index._keys, index._key_rows = ids, np.arange(n, dtype=np.int64)
         index._n = index._live = index._n_keys = n
@@ -91,14 +115,17 @@ class VectorIndex:
             write = allocate(len(rows))
             for start in range(0, len(rows), batch):
                 part = rows[start : start + batch]
-                write(start, self._ids[part], self._codes[part], self._sketch[:, part])
+                fine, codes = self._fine_rows(part), self._codes[part]
+                write(start, self._ids[part], fine, codes, self._sketch[:, part])
 
     def _reset(self) -> None:
         d, w = self.dimension, self._words
         # Rows are kept in arrival order; an id keeps its row until compaction.
         self._ids = np.zeros(0, np.int64)
         self._alive = np.zeros(0, bool)
-        self._codes = np.zeros((0, d), np.int16)
+        self._fine = np.zeros((0, d), np.int16)
+        self._codes = np.zeros((0, d), np.int8)
+        self._fine_rows: FineRows = self._fine_in_memory
         self._sketch = np.zeros((w, 0), np.uint64)  # one contiguous line per word: fast scans
         self._n = 0  # rows used, dead ones included
         self._live = 0
@@ -114,8 +141,9 @@ class VectorIndex:
     @property
     def nbytes(self) -> int:
         """Bytes held by the index's arrays (capacity included)."""
-        arrays = (self._ids, self._alive, self._codes, self._sketch, self._keys, self._key_rows)
-        return sum(a.nbytes for a in arrays) + self.rotation.nbytes
+        arrays = [self._ids, self._alive, self._codes, self._sketch, self._keys, self._key_rows]
+        fine = 0 if self._frozen else self._fine.nbytes  # a frozen index reads them elsewhere
+        return sum(a.nbytes for a in arrays) + fine + self.rotation.nbytes
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Insert or replace rows; ``vectors`` is float32 (n, dimension), unit or zero rows."""
@@ -136,9 +164,9 @@ class VectorIndex:
         if self._frozen:
             raise InvalidInput("this index maps a read-only file: add rows to another index")
         for start in range(0, len(ids), _BATCH):
-            codes, sketch = self._encode(vectors[start : start + _BATCH])
+            fine, codes, sketch = self._encode(vectors[start : start + _BATCH])
             with self._lock.write():
-                self._upsert(ids[start : start + _BATCH], codes, sketch)
+                self._upsert(ids[start : start + _BATCH], fine, codes, sketch)
 
     def remove(self, ids: np.ndarray | Iterable[int]) -> None:
         """Drop rows by id; unknown ids are ignored."""
@@ -201,16 +229,23 @@ class VectorIndex:
 
     # -- internals: callers hold the lock, but for _encode ----------------------------------
 
-    def _encode(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """int16 codes (n, dimension) and sketch (words, n) of rows: pure, so lock-free."""
+    def _encode(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """int16 and int8 codes (n, dimension) and sketch (words, n) of rows: pure, so
+        lock-free."""
         x = vectors @ self.rotation
         # Renormalising is cheap and keeps scores cosines even if a caller forgot to.
         norms = np.linalg.norm(x, axis=1, keepdims=True)
         np.divide(x, norms, out=x, where=norms > 0)
-        codes = np.rint(x * _SCALE).astype(np.int16)
-        return codes, _pack_signs(codes > 0, self._words)
+        fine = np.rint(x * _SCALE).astype(np.int16)
+        codes = np.rint(np.clip(x * _COARSE_SCALE, -127, 127)).astype(np.int8)
+        return fine, codes, _pack_signs(fine > 0, self._words)
 
-    def _upsert(self, ids: np.ndarray, codes: np.ndarray, sketch: np.ndarray) -> None:
+    def _fine_in_memory(self, rows: np.ndarray) -> np.ndarray:
+        return self._fine[rows]
+
+    def _upsert(
+        self, ids: np.ndarray, fine: np.ndarray, codes: np.ndarray, sketch: np.ndarray
+    ) -> None:
         rows = self._lookup(ids)  # a removed id is found too, and revived in its old row
         new = rows < 0
         n_new = int(new.sum())
@@ -222,6 +257,7 @@ class VectorIndex:
             self._n += n_new
         self._live += int(np.count_nonzero(~self._alive[rows]))
         self._ids[rows] = ids
+        self._fine[rows] = fine
         self._codes[rows] = codes
         self._sketch[:, rows] = sketch
         self._alive[rows] = True
@@ -230,7 +266,8 @@ class VectorIndex:
         # In place: realloc resizes big blocks without a copy (mremap on Linux), so the
         # index never holds two copies of its codes. Safe with refcheck off because no
         # view of these arrays outlives a locked section, and writers run alone.
-        for array in (self._ids, self._alive, self._codes, self._keys, self._key_rows):
+        arrays = (self._ids, self._alive, self._fine, self._codes, self._keys, self._key_rows)
+        for array in arrays:
             array.resize((capacity, *array.shape[1:]), refcheck=False)
         sketch = np.zeros((self._words, capacity), np.uint64)  # 1/16 of the codes: copy
         sketch[:, : self._n] = self._sketch[:, : self._n]
@@ -287,6 +324,7 @@ class VectorIndex:
             source = keep[start : start + _BATCH]
             end = start + len(source)
             self._ids[start:end] = self._ids[source]
+            self._fine[start:end] = self._fine[source]
             self._codes[start:end] = self._codes[source]
             self._sketch[:, start:end] = self._sketch[:, source]
         new_row = np.full(self._n, -1, np.int64)
@@ -339,12 +377,17 @@ class VectorIndex:
         return distances
 
     def _best(self, rows: np.ndarray, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The k best of ``rows`` scored from their codes, best first."""
-        scores = np.empty(len(rows), np.float32)
-        for start in range(0, len(rows), _BATCH):
-            block = self._codes[rows[start : start + _BATCH]]
-            # einsum, not BLAS: a threaded gemv stalls when the cores are busy.
-            scores[start : start + _BATCH] = np.einsum("ij,j->i", block, q)
+        """The k best of ``rows``, best first: the best few by their int8 codes, then
+        scored from their int16 codes."""
+        rescored = k + max(k // 2, _RESCORE_MIN)
+        if len(rows) > rescored:
+            coarse = np.empty(len(rows), np.float32)
+            for start in range(0, len(rows), _BATCH):
+                block = self._codes[rows[start : start + _BATCH]]
+                # einsum, not BLAS: a threaded gemv stalls when the cores are busy.
+                coarse[start : start + _BATCH] = np.einsum("ij,j->i", block, q)
+            rows = rows[np.argpartition(-coarse, rescored - 1)[:rescored]]
+        scores = np.einsum("ij,j->i", self._fine_rows(rows), q).astype(np.float32)
         scores *= 1 / _SCALE
         if len(rows) > k:
             top = np.argpartition(-scores, k - 1)[:k]

@@ -80,6 +80,8 @@ def test_warm_saves_a_cache_that_a_fresh_open_maps(db_path: Path) -> None:
     truth = _truth(db_path)
     with trove.open(db_path) as kb:
         kb.warm()
+        # The process that loaded the index searches the mapped cache it saved, too.
+        assert isinstance(_searcher(kb)._index, LayeredIndex)
     assert cache_path(str(db_path), _table(db_path)).exists()
     with trove.open(db_path) as kb:
         kb.search("alpha", mode="semantic")
@@ -88,6 +90,57 @@ def test_warm_saves_a_cache_that_a_fresh_open_maps(db_path: Path) -> None:
         assert isinstance(index.base._codes.base, np.memmap)  # mapped, not copied
         assert len(index.overlay) == 0
     assert _answers(db_path) == truth
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
+def test_a_mapped_index_reads_its_int16_codes_rather_than_mapping_them(db_path: Path) -> None:
+    # Mapped, a search's int16 rows (anywhere in the file) would soon put every page of
+    # them in the process's resident memory: 768 MB at 1M chunks.
+    _build(db_path, count=2_000)
+    truth = _truth(db_path)
+    with trove.open(db_path) as kb:
+        kb.warm()
+    path = cache_path(str(db_path), _table(db_path))
+    header = int.from_bytes(path.read_bytes()[8:16], "little")
+    with trove.open(db_path) as kb:
+        assert [[h.doc_id for h in kb.search(q, mode="semantic", limit=5)] for q in QUERIES] == (
+            truth
+        )
+        layout = sqlite_index_cache._Layout(len(_searcher(kb)._index), 32, 1, header)
+        fine, codes = (layout.fine, layout.codes), (layout.codes, layout.sketch)
+        mapped = {fine: 0, codes: 0}
+        for line in Path("/proc/self/maps").read_text().splitlines():
+            if line.endswith(str(path)):
+                span, _, offset = line.split()[:3]
+                start, end = (int(x, 16) for x in span.split("-"))
+                first = int(offset, 16)
+                for part in mapped:
+                    mapped[part] += max(0, min(first + end - start, part[1]) - max(first, part[0]))
+        assert mapped[codes] >= codes[1] - codes[0]  # the int8 codes are mapped
+        assert mapped[fine] <= 2 * os.sysconf("SC_PAGE_SIZE")  # at most the pages at its edges
+        assert layout.codes - layout.fine == 2 * 2_000 * 32
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
+def test_a_save_writes_the_file_without_mapping_it(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A writable mapping's pages count in the saving process's resident memory, on top
+    # of the index it saves (the whole file: 1.2 GB at 1M chunks).
+    _build(db_path)
+    export, seen = VectorIndex.export, []
+
+    def export_and_look(self: VectorIndex, allocate: object) -> None:
+        export(self, allocate)  # type: ignore[arg-type]
+        seen.extend(
+            line for line in Path("/proc/self/maps").read_text().splitlines() if ".tmp" in line
+        )
+
+    monkeypatch.setattr(VectorIndex, "export", export_and_look)
+    with trove.open(db_path) as kb:
+        kb.warm()
+    assert cache_path(str(db_path), _table(db_path)).exists()
+    assert seen == []
 
 
 def test_first_query_without_cache_is_exact_and_loads_nothing(db_path: Path) -> None:
@@ -298,16 +351,16 @@ def test_layered_index_merges_base_and_overlay() -> None:
     whole.add(np.arange(1, 51), vectors)
     first = VectorIndex(16)
     first.add(np.arange(1, 41), vectors[:40])
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def allocate(n: int):  # type: ignore[no-untyped-def]
-        return lambda at, ids, codes, sketch: parts.append((ids, codes, sketch))
+        return lambda at, ids, fine, codes, sketch: parts.append((ids, fine, codes, sketch))
 
     first.export(allocate)
-    ids = np.concatenate([p[0] for p in parts])
-    codes = np.concatenate([p[1] for p in parts])
-    sketch = np.concatenate([p[2] for p in parts], axis=1)
-    layered = LayeredIndex(VectorIndex.adopt(ids, codes, sketch, first.rotation))
+    ids, fine, codes = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    sketch = np.concatenate([p[3] for p in parts], axis=1)
+    adopted = VectorIndex.adopt(ids, fine.__getitem__, codes, sketch, first.rotation)
+    layered = LayeredIndex(adopted)
     layered.add(np.arange(41, 51), vectors[40:])
     layered.remove([3])
     whole.remove([3])

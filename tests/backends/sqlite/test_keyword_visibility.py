@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import trove
-from trove.backends.sqlite import search as sqlite_search
+from trove.backends.sqlite import filters as sqlite_filters
 from trove.backends.sqlite.filters import allowed_chunks, filter_sql
 from trove.search.filters import Filters
 from trove.search.query import parse
@@ -43,10 +43,31 @@ def test_asks_about_few_chunks_when_the_best_are_visible(kb, monkeypatch) -> Non
         asked.append(len(chunk_ids))
         return allowed_chunks(conn, chunk_ids, where, params)
 
-    monkeypatch.setattr(sqlite_search, "allowed_chunks", spy)
+    monkeypatch.setattr(sqlite_filters, "allowed_chunks", spy)
     hits = kb.search("graph note", mode="keyword", limit=10)
     assert len(hits) == 10
     assert asked == [15]  # not the whole first window of 50
+    asked.clear()
+    # A deep window (a hybrid leg's 200 documents of 300 chunks): a few spare chunks, not
+    # half again (each costs ~20 us at 1M chunks).
+    hits = kb.search("graph note", mode="keyword", limit=60)
+    assert len(hits) == 60
+    assert asked == [76]
+
+
+def test_a_semantic_leg_asks_in_rank_order_too(db_path: Path, monkeypatch) -> None:
+    with trove.open(db_path, embedder="hash:64") as store:
+        store.add_many({"text": f"graph note {i}"} for i in range(300))
+        store.warm()
+        asked: list[int] = []
+
+        def spy(conn, chunk_ids, where, params):
+            asked.append(len(chunk_ids))
+            return allowed_chunks(conn, chunk_ids, where, params)
+
+        monkeypatch.setattr(sqlite_filters, "allowed_chunks", spy)
+        assert len(store.search("graph note", mode="semantic", limit=200)) == 200
+        assert asked == [216]  # not the whole first window of 300
 
 
 def test_hidden_chunks_ranked_first_are_passed_over(kb) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import trove
+from trove.backends.sqlite import filters as sqlite_filters
 from trove.backends.sqlite import semantic
-from trove.backends.sqlite.filters import filter_chunks
 
 
 @pytest.fixture
@@ -27,11 +27,13 @@ def kb(db_path: Path):
 def test_a_wider_window_checks_only_chunks_it_had_not(kb, monkeypatch) -> None:
     asked: list[int] = []
 
-    def spy(conn, chunk_ids, filters, now):
-        asked.extend(chunk_ids)
-        return filter_chunks(conn, chunk_ids, filters, now)
+    allowed_chunks = sqlite_filters.allowed_chunks
 
-    monkeypatch.setattr(semantic, "filter_chunks", spy)
+    def spy(conn, chunk_ids, where, params):
+        asked.extend(chunk_ids)
+        return allowed_chunks(conn, chunk_ids, where, params)
+
+    monkeypatch.setattr(sqlite_filters, "allowed_chunks", spy)
     hits = kb.search("graph theory notes", mode="semantic", limit=30)
     assert len(hits) == 30
     assert len(asked) > semantic.first_window(30)  # it widened

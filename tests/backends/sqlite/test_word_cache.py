@@ -55,8 +55,10 @@ def _truth(path: Path) -> list[list[tuple[str, float]]]:
 
 def test_warm_saves_the_cache_and_a_fresh_warm_maps_it(db_path: Path) -> None:
     _build(db_path)
-    first, _ = _warm_answers(db_path)
+    first, built = _warm_answers(db_path)
     assert cache_path(str(db_path)).exists()
+    # The process that built the index searches the mapped cache it saved, too.
+    assert isinstance(built._segments[0].rows.base, np.memmap)  # type: ignore[attr-defined]
     again, index = _warm_answers(db_path)
     assert isinstance(index._segments[0].rows.base, np.memmap)  # type: ignore[attr-defined]
     assert again == first
@@ -93,8 +95,11 @@ def test_a_damaged_cache_is_ignored_then_replaced(db_path: Path, damage: str) ->
     path.write_bytes(
         {"truncate": data[: len(data) - 70], "foreign": b"y" * len(data), "empty": b""}[damage]
     )
-    ranked, index = _warm_answers(db_path)
-    assert not isinstance(index._segments[0].rows.base, np.memmap)  # type: ignore[attr-defined]
+    with trove.open(db_path, embedder=None) as kb:
+        epoch = kb.backend.get_meta(sqlite_word_cache.EPOCH_KEY)
+    ranked, _ = _warm_answers(db_path)
+    with trove.open(db_path, embedder=None) as kb:  # rebuilt from the file, saved anew
+        assert kb.backend.get_meta(sqlite_word_cache.EPOCH_KEY) != epoch
     assert path.read_bytes()[:8] == sqlite_word_cache.MAGIC  # replaced
     assert ranked == _truth(db_path)
 
@@ -120,6 +125,8 @@ def test_a_restored_older_store_ignores_the_newer_cache(db_path: Path, tmp_path:
     shutil.copyfile(tmp_path / "backup.db", db_path)
     with trove.open(db_path, embedder=None) as kb:
         kb.add_many(_docs(5000, 100))  # reuses those ids for other text
-    ranked, index = _warm_answers(db_path)
-    assert not isinstance(index._segments[0].rows.base, np.memmap)  # type: ignore[attr-defined]
+        epoch = kb.backend.get_meta(sqlite_word_cache.EPOCH_KEY)
+    ranked, _ = _warm_answers(db_path)
+    with trove.open(db_path, embedder=None) as kb:  # rebuilt from the file, saved anew
+        assert kb.backend.get_meta(sqlite_word_cache.EPOCH_KEY) != epoch
     assert ranked == _truth(db_path)

@@ -82,6 +82,22 @@ def test_same_ranking_with_deleted_rows() -> None:
         assert_same(index, words)
 
 
+def test_terms_kept_between_queries_follow_the_index_as_it_changes() -> None:
+    index = keyword.WordIndex(split)
+    chunks = corpus(2_000, 15)
+    index.add(chunks[:1_500])
+    asked = queries(16, 40)
+    for words in asked:  # each term's postings, count and largest frequency now kept
+        assert_same(index, words)
+    # New rows: new postings of the same terms, and frequencies past their largest.
+    index.add([*chunks[1_500:], (99_999, " ".join(["w1"] * 50 + ["w3"] * 40))])
+    for words in asked:
+        assert_same(index, words)
+    index.remove([cid for cid, _ in chunks[::60]])  # fewer live postings
+    for words in asked:
+        assert_same(index, words)
+
+
 def test_ties_at_the_window_edge() -> None:
     index = keyword.WordIndex(split)
     index.add([(i, "graph vector note") for i in range(1, 41)])

@@ -1,10 +1,13 @@
 """The vector index, persisted beside the store file: opened in milliseconds, shared.
 
 ``<store>.trove-index/<vector table>.vectors`` holds what :class:`VectorIndex` keeps in
-memory (int16 codes and the sign-bit sketch, rows in id order). A process maps it
-read-only, so every process serving one store shares its pages through the OS page
-cache, and opening it costs reading the vector table's list of ids, not the seconds (at 100k
-chunks) of reading and encoding every vector.
+memory (int16 and int8 codes and the sign-bit sketch, rows in id order). A process maps
+the ids, int8 codes and sketch read-only, so every process serving one store shares
+their pages through the OS page cache, and opening it costs reading the vector table's
+list of ids, not the seconds (at 100k chunks) of reading and encoding every vector. The
+int16 codes are read (``pread``) for the few rows a search rescores, not mapped: a
+search's rows are anywhere in the file, so a mapping would soon hold every page of them
+in the process's resident memory (768 MB at 1M chunks).
 
 It is a cache: the store file stays the truth, deleting the directory loses nothing, and
 a cache that does not match the file is never used. Why a matching one is right:
@@ -28,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -50,7 +54,7 @@ else:  # numpy loads where first used: opening a store, stats, keyword search ne
     secrets = LazyModule("secrets")  # with random, hmac and hashlib: for a new cache file
 
 MAGIC = b"TROVEVEC"
-FORMAT = 1
+FORMAT = 2  # 2: int8 codes beside the int16 ones
 EPOCH_KEY = "vector_cache_epoch"
 # Past this share of rows gone or new since the save, load from the file instead.
 STALE_SHARE = 0.2
@@ -213,13 +217,17 @@ def _vectors_of(
     return np.asarray(found, np.int64), vectors
 
 
-def _layout(n: int, dimension: int, words: int, header: int) -> tuple[int, int, int, int, int]:
-    """Offsets of the rotation, ids, codes and sketch, and the file's size."""
-    rotation = _aligned(len(MAGIC) + 8 + header)
-    ids = _aligned(rotation + 4 * dimension * dimension)
-    codes = _aligned(ids + 8 * n)
-    sketch = _aligned(codes + 2 * n * dimension)
-    return rotation, ids, codes, sketch, sketch + 8 * words * n
+class _Layout:
+    """Offsets of the rotation, ids, int16 codes, int8 codes and sketch, and the file's
+    size."""
+
+    def __init__(self, n: int, dimension: int, words: int, header: int) -> None:
+        self.rotation = _aligned(len(MAGIC) + 8 + header)
+        self.ids = _aligned(self.rotation + 4 * dimension * dimension)
+        self.fine = _aligned(self.ids + 8 * n)
+        self.codes = _aligned(self.fine + 2 * n * dimension)
+        self.sketch = _aligned(self.codes + n * dimension)
+        self.size = self.sketch + 8 * words * n
 
 
 def _aligned(offset: int) -> int:
@@ -235,33 +243,48 @@ def _header(epoch: str, lock: EmbedderLock, n: int) -> bytes:
 def _write(path: Path, epoch: str, lock: EmbedderLock, index: VectorIndex) -> None:
     d = index.dimension
     words = -(-d // 64)
-    arrays: list[np.memmap] = []
+    handles: list[BinaryIO] = []
 
     def allocate(n: int) -> RowWriter:
         header = _header(epoch, lock, n)
-        at_rotation, at_ids, at_codes, at_sketch, size = _layout(n, d, words, len(header))
-        with private_file(path) as handle:
-            handle.write(MAGIC + len(header).to_bytes(8, "little") + header)
-            handle.seek(at_rotation)
-            handle.write(np.ascontiguousarray(index.rotation, np.float32).tobytes())
-            handle.truncate(size)
-        if n:
-            arrays.append(np.memmap(path, np.int64, "r+", at_ids, (n,)))
-            arrays.append(np.memmap(path, np.int16, "r+", at_codes, (n, d)))
-            arrays.append(np.memmap(path, np.uint64, "r+", at_sketch, (words, n)))
+        at = _Layout(n, d, words, len(header))
+        handle = private_file(path)
+        handles.append(handle)
+        handle.write(MAGIC + len(header).to_bytes(8, "little") + header)
+        handle.seek(at.rotation)
+        handle.write(np.ascontiguousarray(index.rotation, np.float32).tobytes())
+        handle.truncate(at.size)
+        handle.flush()
+        fd = handle.fileno()
 
-        def write(at: int, ids: np.ndarray, codes: np.ndarray, sketch: np.ndarray) -> None:
-            end = at + len(ids)
-            arrays[0][at:end], arrays[1][at:end], arrays[2][:, at:end] = ids, codes, sketch
+        # Written, not mapped: the pages of a writable mapping would count in this
+        # process's resident memory (the whole file, 1.2 GB at 1M chunks) on top of the
+        # index being saved.
+        def write(
+            start: int, ids: np.ndarray, fine: np.ndarray, codes: np.ndarray, sketch: np.ndarray
+        ) -> None:
+            _write_at(fd, ids.astype(np.int64), at.ids + 8 * start)
+            _write_at(fd, fine, at.fine + 2 * d * start)
+            _write_at(fd, codes, at.codes + d * start)
+            for word in range(words):  # a line of the sketch per word
+                _write_at(fd, sketch[word], at.sketch + 8 * (word * n + start))
 
         return write
 
-    index.export(allocate)
-    for array in arrays:
-        array.flush()
-    arrays.clear()
-    with path.open("rb+") as handle:
-        os.fsync(handle.fileno())
+    try:
+        index.export(allocate)
+        for handle in handles:
+            os.fsync(handle.fileno())
+    finally:
+        for handle in handles:
+            handle.close()
+
+
+def _write_at(fd: int, array: np.ndarray, offset: int) -> None:
+    data = memoryview(np.ascontiguousarray(array).tobytes())
+    while data:
+        written = os.pwrite(fd, data, offset)
+        data, offset = data[written:], offset + written
 
 
 def _mapped(path: Path, dtype: Any, mode: Any, offset: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -292,16 +315,34 @@ def _read(path: Path, epoch: str, lock: EmbedderLock) -> VectorIndex | None:
     if not isinstance(n, int) or n < 0:
         return None
     words = -(-d // 64)
-    at_rotation, at_ids, at_codes, at_sketch, expected = _layout(n, d, words, length)
-    if size != expected:  # truncated (or grown): not ours to trust
+    at = _Layout(n, d, words, length)
+    if size != at.size:  # truncated (or grown): not ours to trust
         return None
-    rotation = np.array(np.memmap(path, np.float32, "r", at_rotation, (d, d)))
+    rotation = np.array(np.memmap(path, np.float32, "r", at.rotation, (d, d)))
     if n == 0:
-        empty = np.zeros(0, np.int64), np.zeros((0, d), np.int16), np.zeros((words, 0), np.uint64)
-        return VectorIndex.adopt(*empty, rotation)
-    ids = _mapped(path, np.int64, "r", at_ids, (n,))
+        ids, codes = np.zeros(0, np.int64), np.zeros((0, d), np.int8)
+        return VectorIndex.adopt(
+            ids, _Rows(path, 0, d), codes, np.zeros((words, 0), np.uint64), rotation
+        )
+    ids = _mapped(path, np.int64, "r", at.ids, (n,))
     if n > 1 and not bool(np.all(ids[1:] > ids[:-1])):
         return None
-    codes = _mapped(path, np.int16, "r", at_codes, (n, d))
-    sketch = _mapped(path, np.uint64, "r", at_sketch, (words, n))
-    return VectorIndex.adopt(ids, codes, sketch, rotation)
+    codes = _mapped(path, np.int8, "r", at.codes, (n, d))
+    sketch = _mapped(path, np.uint64, "r", at.sketch, (words, n))
+    return VectorIndex.adopt(ids, _Rows(path, at.fine, d), codes, sketch, rotation)
+
+
+class _Rows:
+    """Rows of the file's int16 codes, read by ``pread`` (a search wants a few dozen to
+    a few hundred of them, ~1 us each); the file stays open while the index does, so a
+    file renamed over it by a later save leaves these rows as they were mapped."""
+
+    def __init__(self, path: Path, offset: int, dimension: int) -> None:
+        self._fd = os.open(path, os.O_RDONLY)
+        weakref.finalize(self, os.close, self._fd)
+        self._offset, self._size, self._dimension = offset, 2 * dimension, dimension
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        fd, size, offset = self._fd, self._size, self._offset
+        data = b"".join([os.pread(fd, size, offset + size * row) for row in rows.tolist()])
+        return np.frombuffer(data, np.int16).reshape(len(rows), self._dimension)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from trove.backends.sqlite.connection import Connected
-from trove.backends.sqlite.filters import allowed_chunks, filter_sql
+from trove.backends.sqlite.filters import filter_sql, visible_best
 from trove.errors import InvalidQuery, QueryTimeout
 from trove.models import Chunk, ChunkHit
 from trove.search.bounds import SEARCH_BUDGET_S
@@ -21,7 +21,6 @@ from trove.search.filters import Filters
 from trove.search.ranking import (
     WIDEN,
     ChunkFields,
-    collapse,
     first_window,
     merge_evidence,
     substring_scores,
@@ -94,39 +93,10 @@ class KeywordSearch(Connected):
         checked: set[int] = set()
         while True:
             ranked = ranker(window) if ranker else self._fts_ranked(table, match, window)
-            hits = self._visible_best(ranked, (where, params), limit, allowed, checked)
+            hits = visible_best(self.conn, ranked, (where, params), limit, allowed, checked)
             if len(hits) >= limit or len(ranked) < window:
                 return hits
             window *= WIDEN
-
-    def _visible_best(
-        self,
-        ranked: list[tuple[int, float]],
-        where: tuple[str, tuple[Any, ...]],
-        limit: int,
-        allowed: dict[int, tuple[str, ChunkFields]],
-        checked: set[int],
-    ) -> list[ChunkHit]:
-        """The best chunk of each of the first ``limit`` documents with a visible chunk
-        in ``ranked``: what :func:`collapse` gives over the whole list, but the filter is
-        asked about the chunks in rank order, a batch at a time, only until ``limit``
-        documents are found (a search for 10 documents asks about 15 chunks, not 50).
-        ``allowed`` and ``checked`` carry what was asked across a widened window."""
-        step = limit + limit // 2
-        at = 0
-        while True:
-            ask: list[int] = []
-            while at < len(ranked) and len(ask) < step:
-                if ranked[at][0] not in checked:
-                    ask.append(ranked[at][0])
-                at += 1
-            if ask:
-                allowed.update(allowed_chunks(self.conn, ask, *where))
-                checked.update(ask)
-            hits = collapse(ranked[:at], allowed, limit)
-            if len(hits) >= limit or at >= len(ranked):
-                return hits
-            step *= 2
 
     def _fts_ranked(self, table: str, match: str, window: int) -> list[tuple[int, float]]:
         # The time budget: SQLite calls the handler every few thousand steps, and a true
