@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -232,12 +231,12 @@ def _hit_lines(rank: int, hit: Hit, styled: bool) -> Iterator[Line]:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(path_type=Path),
+    type=click.Path(),  # a str: pathlib is not loaded for the other commands
     help="With --original: write to this file, or into this folder under a safe name.",
 )
 @click.pass_context
 def get(
-    ctx: click.Context, doc_id: str, as_json: bool, original: bool, output: Path | None
+    ctx: click.Context, doc_id: str, as_json: bool, original: bool, output: str | None
 ) -> None:
     """Print a document's text exactly as stored (--json: with its provenance)."""
     if original or output is not None:

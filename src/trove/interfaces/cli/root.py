@@ -21,14 +21,10 @@ from trove.interfaces.codes import error_code
 if TYPE_CHECKING:
     import json
     import pathlib
-
-    from trove.backends.postgres import scheme as url
-else:  # loaded when a command runs: `trove --help` needs none of them (pathlib ~2 ms)
+else:  # loaded when a command runs: `trove --help` needs it not
     from trove.lazy import LazyModule
 
     json = LazyModule("json")
-    pathlib = LazyModule("pathlib")
-    url = LazyModule("trove.backends.postgres.scheme")
 
 
 def default_db() -> pathlib.Path:
@@ -227,6 +223,7 @@ class TroveGroup(click.Group):
 def cli(ctx: click.Context, db: str | None, embedder: str | None) -> None:
     """trove: a local-first knowledge store. Keep documents, find them again."""
     chosen = embedder or "auto"
-    # A URL stays a string: Path() would fold the "//" of postgresql://.
-    target = db if db and url.is_postgres(db) else pathlib.Path(db) if db else default_db()
-    ctx.obj = {"db": target, "embedder": None if chosen == "none" else chosen}
+    # --db stays the string given (a URL or a file path): a pathlib.Path would fold the
+    # "//" of postgresql://, and pathlib with the urllib.parse it imports is about 5% of
+    # `trove stats`. The default is a Path (platformdirs makes one).
+    ctx.obj = {"db": db or default_db(), "embedder": None if chosen == "none" else chosen}
