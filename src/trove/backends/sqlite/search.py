@@ -17,7 +17,6 @@ from trove.backends.sqlite.filters import allowed_chunks, filter_sql
 from trove.errors import InvalidQuery, QueryTimeout
 from trove.models import Chunk, ChunkHit
 from trove.search.bounds import SEARCH_BUDGET_S
-from trove.search.filters import Filters
 from trove.search.ranking import (
     WIDEN,
     ChunkFields,
@@ -30,6 +29,7 @@ from trove.search.ranking import (
 if TYPE_CHECKING:
     from trove.backends.sqlite.keyword import Ranker, cjk_match, quote, word_match
     from trove.backends.sqlite.word_searcher import WordSearcher
+    from trove.search.filters import Filters
     from trove.search.query import ParsedQuery
 else:  # the query syntax's module and its dataclasses load at the first keyword search
     from trove import lazy
