@@ -12,11 +12,12 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from trove.models import Chunk, ChunkHit, Document, Edge
+from trove.models import Chunk, Document, Edge
 
 if TYPE_CHECKING:  # only in signatures: opening a store loads none of these for them
     import numpy as np
 
+    from trove.hits import ChunkHit
     from trove.originals import OriginalInfo
     from trove.search.filters import Filters
     from trove.search.query import ParsedQuery

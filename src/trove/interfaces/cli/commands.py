@@ -30,7 +30,7 @@ from trove.interfaces.cli.root import cli, fail, open_store, pairs
 from trove.interfaces.codes import error_code
 
 if TYPE_CHECKING:
-    from trove.models import Hit
+    from trove.hits import Hit
     from trove.search import snippet
 else:  # loaded by the first search that prints snippets (stats needs none)
     from trove.lazy import LazyModule
