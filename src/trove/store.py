@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
     from trove import agent, enrich, originals, store_search, workspace, write
-    from trove.backends.base import Backend, FileState
+    from trove.backends.base import Backend
+    from trove.backends.file_state import FileState
     from trove.embedders.base import Embedder
     from trove.ingest.report import IngestReport
     from trove.memory import canonical, lifecycle

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from trove import validate
-from trove.backends.base import Backend, ChunkRow, DocumentWrite, LocalIndexes
+from trove.backends.base import Backend, LocalIndexes
+from trove.backends.writes import ChunkRow, DocumentWrite
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP, chunk_text
 from trove.embedders.vectorizer import Vectorizer, Vectors
 from trove.errors import InvalidInput

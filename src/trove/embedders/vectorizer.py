@@ -11,13 +11,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from trove.backends.base import Backend, ChunkRow, EmbedderLock
+from trove.backends.base import Backend, EmbedderLock
 from trove.embedders.base import Embedder
 from trove.embedders.registry import get_embedder
 from trove.errors import EmbedderMismatch, InvalidQuery
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from trove.backends.writes import ChunkRow
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
 

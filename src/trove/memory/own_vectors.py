@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
-from trove.backends.base import Backend, ChunkRow, EmbedderLock
+from trove.backends.base import Backend, EmbedderLock
+from trove.backends.writes import ChunkRow
 from trove.embedders.vectorizer import Vectorizer, Vectors
 from trove.errors import InvalidInput, InvalidQuery
 from trove.hits import Hit

@@ -11,11 +11,11 @@ import apsw
 import pytest
 
 import trove
-from trove.backends.base import DocumentWrite
 from trove.backends.sqlite import bulk
 from trove.backends.sqlite.events import written_trigger_sql
 from trove.backends.sqlite.schema import LATEST_VERSION
 from trove.backends.sqlite.stats import added_trigger_sql
+from trove.backends.writes import DocumentWrite
 
 pytestmark = pytest.mark.sqlite_only
 
