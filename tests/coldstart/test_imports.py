@@ -212,9 +212,9 @@ _NOT_FOR_STATS_EITHER = (
 # Nor (s7): pathlib, which imports urllib.parse and ipaddress; a store file's path is a
 # string to os.path, and only a postgresql:// URL is parsed (17 M of 352 M instructions).
 # Nor the search filters' module and its dataclass, named only in the backends' signatures;
-# nor the hits' (Hit, ChunkHit: 17 M), made by the first search; nor the rows a write
-# hands a backend, nor ingest's file records (ChunkRow, DocumentWrite, FileStat,
-# FileState: 15 M), made by the first write, export or ingest.
+# nor the hits' (Hit, ChunkHit: 17 M), made by the first search; nor what a write hands a
+# backend, nor ingest's file records (ChunkRow, DocumentWrite, Vectors: 7 M; FileStat,
+# FileState: 7 M), made by the first write, export or ingest.
 _NOT_FOR_STATS_S7 = (
     *("pathlib", "urllib.parse", "ipaddress"),
     *("trove.search.filters", "trove.hits"),

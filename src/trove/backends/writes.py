@@ -1,13 +1,18 @@
-"""What a write hands a backend: each chunk as a row to store (:class:`ChunkRow`) and each
-document of a batch (:class:`DocumentWrite`). Apart from :mod:`trove.backends.base`, which
-names them only in signatures: opening a store makes neither dataclass."""
+"""What a write hands a backend: each chunk as a row to store (:class:`ChunkRow`), each
+document of a batch (:class:`DocumentWrite`) and the chunks' vectors (:class:`Vectors`).
+Apart from :mod:`trove.backends.base` and the vectorizer, which name them only in
+signatures: opening a store makes none of these dataclasses."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from trove.models import Chunk, Document
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -31,3 +36,11 @@ class DocumentWrite:
     reindex: bool
     chunks: Sequence[ChunkRow]
     fresh: bool
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """Vectors for a list of chunk rows, in order, bound for one vector table."""
+
+    table: str
+    matrix: np.ndarray

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 from trove.backends.base import Backend, EmbedderLock
-from trove.backends.writes import ChunkRow
-from trove.embedders.vectorizer import Vectorizer, Vectors
+from trove.backends.writes import ChunkRow, Vectors
+from trove.embedders.vectorizer import Vectorizer
 from trove.errors import InvalidInput, InvalidQuery
 from trove.hits import Hit
 from trove.search.filters import Filters
