@@ -328,14 +328,14 @@ _CLI_MODULES = [
     f"trove.interfaces.cli.{m}"
     for m in (
         *("agent", "check", "commands", "edit", "eval", "ingest"),
-        *("listing", "memory", "migrate", "serve", "transfer"),
+        *("listing", "memory", "migrate", "serve", "stats", "transfer"),
     )
 ]
 
 
 def test_each_command_loads_its_own_module_only(store: str) -> None:
     loaded = _loaded(_command("--db", store, "stats"), tuple(_CLI_MODULES))
-    assert loaded == {"trove.interfaces.cli.commands"}
+    assert loaded == {"trove.interfaces.cli.stats"}
     assert _loaded(_command("--help"), tuple(_CLI_MODULES)) == set()
 
 

@@ -1,4 +1,4 @@
-"""The core ``trove`` commands: add, search, get, rm, restore, purge, reembed, stats.
+"""The core ``trove`` commands: add, search, get, rm, restore, purge, reembed.
 
 Each parses its options, calls one library method and prints (rich, or ``--json``)."""
 
@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from trove.backends.postgres.scheme import redact
 from trove.errors import NotFound, TroveError
 from trove.interfaces.cli.originals import get_original
 from trove.interfaces.cli.output import (
@@ -351,31 +350,3 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
     else:
         model = lock["model_id"] if lock else "none"
         console().print(f"embedded {done} chunk(s) with {model}")
-
-
-@cli.command()
-@json_option
-@click.pass_context
-def stats(ctx: click.Context, as_json: bool) -> None:
-    """What the store holds."""
-    with open_store(ctx, create=False) as kb:
-        data = kb.stats().to_dict()
-    data["path"] = redact(str(ctx.obj["db"]))
-    if as_json:
-        emit(data)
-        return
-    rows = [(key, str(data[key])) for key in _STATS_KEYS]
-    lock = data["embedder"]
-    embedder = f"{lock['model_id']} ({lock['dimension']}-d, {lock['spec']})" if lock else "none"
-    rows.append(("embedder", embedder + (" (keyword-only store)" if data["keyword_only"] else "")))
-    rows.append(("vectors", str(data["vectors"])))
-    rows.append(("chunks without vectors", str(data["chunks_without_vectors"])))
-    for key in ("by_source", "by_doc_type", "by_namespace"):
-        rows.append((key, ", ".join(f"{k or '-'}: {v}" for k, v in data[key].items()) or "-"))
-    # Plain aligned lines, not a rich table: a one-shot command should not pay for rich.
-    width = max(len(key) for key, _ in rows)
-    for key, value in rows:
-        click.echo(f"{key:<{width}}  {value}")
-
-
-_STATS_KEYS = ("path", "documents", "chunks", "deleted", "expired", "text_bytes", "file_bytes")

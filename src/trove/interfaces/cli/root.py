@@ -94,7 +94,7 @@ def pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
 MODULES = {
     "agent": ("enrich", "events", "probe", "settings"),
     "check": ("check",),
-    "commands": ("add", "get", "purge", "reembed", "restore", "rm", "search", "stats"),
+    "commands": ("add", "get", "purge", "reembed", "restore", "rm", "search"),
     "edit": ("link", "links", "unlink", "update"),
     "eval": ("eval",),
     "ingest": ("ingest", "watch"),
@@ -102,6 +102,7 @@ MODULES = {
     "memory": ("clear", "dedupe"),
     "migrate": ("migrate",),
     "serve": ("mcp", "serve"),
+    "stats": ("stats",),
     "transfer": ("backup", "export", "import"),
 }
 COMMANDS = {name: module for module, names in MODULES.items() for name in names}
