@@ -76,6 +76,28 @@ def _command(*argv: str) -> str:
     )
 
 
+def test_the_command_line_freezes_what_its_imports_made_and_the_library_does_not() -> None:
+    """main() takes the objects importing the CLI made out of the cyclic collector's scans
+    (gc.freeze: they live as long as the process); `import trove` leaves the collector as
+    it is, and objects made after the freeze are still collected."""
+    code = (
+        f"{_command('--help')}\n"
+        "import gc\n"
+        "frozen = gc.get_freeze_count()\n"
+        "class Cycle: pass\n"
+        "a = Cycle(); a.me = a; del a\n"
+        "print(frozen > 10_000, gc.collect() >= 1)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert out.stdout.split() == ["True", "True"]
+    library = "import gc, trove\ntrove.open(':memory:', embedder=None).close()\n"
+    library += "print(gc.get_freeze_count())"
+    out = subprocess.run(
+        [sys.executable, "-c", library], check=True, capture_output=True, text=True
+    )
+    assert out.stdout.strip() == "0"
+
+
 def test_trove_help_loads_neither_rich_nor_the_library() -> None:
     assert _loaded(_command("--help"), _NOT_FOR_HELP) == set()
 
