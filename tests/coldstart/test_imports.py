@@ -241,6 +241,8 @@ _NOT_FOR_STATS_S7 = (
     *("pathlib", "urllib.parse", "ipaddress"),
     *("trove.search.filters", "trove.hits"),
     *("trove.backends.writes", "trove.backends.file_state"),
+    # the chat model's client, links, atomic writes, ingest's ownership: first used there
+    *("trove.llm", "trove.memory.edges", "trove.memory.atomic", "trove.ingest.ownership"),
 )
 
 
