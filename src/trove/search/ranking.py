@@ -72,7 +72,7 @@ def merge_evidence(scores: dict[str, ChunkHit], hit: ChunkHit, *, keep_best: boo
             scores[hit.doc_id] = hit
     else:
         best = hit if hit.score > current.score else current
-        scores[hit.doc_id] = ChunkHit(
+        scores[hit.doc_id] = hits.ChunkHit(
             best.doc_id, best.chunk_id, current.score + hit.score, best.chunk
         )
 
