@@ -153,3 +153,22 @@ def test_a_repeated_expansion_reads_no_row(
     assert again.variants == first.variants and again.degraded is None
     assert not [key for key in read if key.startswith("llm.expand")]
     assert kb.stats().expansion_cache["hits"] == 1
+
+
+def test_closing_the_store_closes_the_chat_model_it_was_given(fake_llm: FakeLLM) -> None:
+    """Store.close closes a ChatModel it holds; a model only named ("env", a spec) was
+    never made, and closing needs no trove.llm for it (the CLI opens stores that way)."""
+    closed: list[str] = []
+
+    class Model(ChatModel):
+        def close(self) -> None:
+            closed.append(self.model)
+            super().close()
+
+    kb = _store(fake_llm)
+    kb.close()
+    with trove.open(":memory:", embedder=None, llm=Model("tiny", base_url=fake_llm.url)):
+        pass
+    with trove.open(":memory:", embedder=None, llm="openai:unused"):
+        pass
+    assert closed == ["tiny"]

@@ -29,7 +29,8 @@ from trove.errors import (
 )
 
 if TYPE_CHECKING:
-    from trove.models import Chunk, Document, Edge, Hit, Page, Stats
+    from trove.hits import Hit
+    from trove.models import Chunk, Document, Edge, Page, Stats
     from trove.store import Store
     from trove.tools.evaluate import EvalRun, evaluate, evaluate_pairs
     from trove.workspace import Workspace
@@ -44,7 +45,7 @@ _LAZY = {
     "Chunk": "models",
     "Document": "models",
     "Edge": "models",
-    "Hit": "models",
+    "Hit": "hits",
     "Page": "models",
     "Stats": "models",
     "Store": "store",

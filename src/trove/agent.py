@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from trove.enrich import with_enrichment
 from trove.errors import InvalidInput, InvalidQuery
-from trove.models import Document, Hit
+from trove.hits import Hit
+from trove.models import Document
 from trove.search import phrasings
 from trove.search.variants import SearchResults, Variant, clean
 

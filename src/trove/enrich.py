@@ -16,8 +16,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from trove.errors import InvalidQuery
+from trove.hits import Hit
 from trove.llm import LLMError, strings
-from trove.models import Chunk, Hit
+from trove.models import Chunk
 from trove.search import snippet
 from trove.search.filters import Filters
 from trove.search.hybrid import document_hit

@@ -24,7 +24,8 @@ else:  # with traceback and textwrap: loaded only when a subscriber fails
     logging = LazyModule("logging")
 
 if TYPE_CHECKING:  # only types
-    from trove.models import Document, Hit
+    from trove.hits import Hit
+    from trove.models import Document
 
 
 Callback = Callable[[dict[str, Any]], None]

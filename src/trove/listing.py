@@ -14,15 +14,18 @@ from typing import TYPE_CHECKING, Any
 from trove.backends.base import Backend
 from trove.errors import InvalidQuery
 from trove.models import Document, Page, Stats
-from trove.search.filters import Filters
 from trove.timeutil import now, to_epoch
 
 if TYPE_CHECKING:
     import base64
-else:  # loaded at the first listed page: counting (trove stats) needs none
+
+    from trove.search import filters as search_filters
+else:  # loaded at the first listed page: counting (trove stats) needs neither (the
+    # Filters dataclass costs a fresh process about 4 M instructions)
     from trove.lazy import LazyModule
 
     base64 = LazyModule("base64")
+    search_filters = LazyModule("trove.search.filters")
 
 if TYPE_CHECKING:  # only types: counting (trove stats) loads neither module
     from trove.embedders.vectorizer import Vectorizer
@@ -45,7 +48,7 @@ def page(
         raise InvalidQuery("limit must be between 1 and 1000")
     if "metadata" in filters:
         raise InvalidQuery("list does not filter by metadata; search does")
-    where = Filters.build(namespace=namespace, scope=scope, **filters)
+    where = search_filters.Filters.build(namespace=namespace, scope=scope, **filters)
     items = backend.list_documents(
         namespace,
         scope=where.scope,

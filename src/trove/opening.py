@@ -8,9 +8,9 @@ every call with :class:`~trove.errors.StoreError`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NoReturn
 
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
@@ -60,13 +60,13 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def sqlite_files(path: str) -> list[Path]:
-    return [Path(path + suffix) for suffix in ("", "-wal", "-shm")]
+def sqlite_files(path: str) -> list[str]:
+    return [path + suffix for suffix in ("", "-wal", "-shm")]
 
 
 def require_existing(path: str) -> None:
     """For ``create=False``: a missing store file is an error naming the path."""
-    if not Path(path).exists():
+    if not os.path.exists(path):
         raise StoreError(
             f"no store at {path}: check the path (or --db), or create one by adding to it"
         )
@@ -77,7 +77,8 @@ def remove_created(path: str, existed: bool) -> None:
     if existed or path == ":memory:":
         return
     for file in sqlite_files(path):
-        file.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(file)
 
 
 class ClosedBackend:

@@ -18,9 +18,6 @@ from trove.errors import InvalidQuery
 from trove.event_kinds import EVENT_KINDS
 from trove.events import Events
 from trove.expansion_counts import CacheCounts
-from trove.ingest import ownership
-from trove.llm import ChatModel
-from trove.memory import atomic, edges
 from trove.memory.access import AccessRecorder
 from trove.models import FUSIONS
 from trove.opening import ClosedBackend
@@ -30,10 +27,14 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
     from trove import agent, enrich, originals, store_search, workspace, write
-    from trove.backends.base import Backend, FileState
+    from trove import llm as chat_models
+    from trove.backends.base import Backend
+    from trove.backends.file_state import FileState
     from trove.embedders.base import Embedder
+    from trove.ingest import ownership
     from trove.ingest.report import IngestReport
-    from trove.memory import canonical, lifecycle
+    from trove.llm import ChatModel
+    from trove.memory import atomic, canonical, edges, lifecycle
     from trove.memory import clusters as cluster_groups
     from trove.memory.clusters import Clusters
     from trove.models import Document, Edge, Page, Stats
@@ -42,18 +43,23 @@ if TYPE_CHECKING:
     from trove.workspace import Workspace
     from trove.write import Writer, WriteResult
 else:
-    # The search stack and the write path load at their first use: opening a store and
-    # counting it (trove stats) need neither (tests/coldstart/ checks what loads).
+    # The search stack and the write path load at their first use, as do the chat model,
+    # edges, atomic writes and ingest's ownership: opening a store and counting it (trove
+    # stats) need none of them (tests/coldstart/ checks what loads).
     from trove.lazy import LazyModule
 
     agent = LazyModule("trove.agent")
+    atomic = LazyModule("trove.memory.atomic")
     budget = LazyModule("trove.search.budget")
     canonical = LazyModule("trove.memory.canonical")
+    chat_models = LazyModule("trove.llm")
     cluster_groups = LazyModule("trove.memory.clusters")
+    edges = LazyModule("trove.memory.edges")
     enrich = LazyModule("trove.enrich")
     hybrid = LazyModule("trove.search.hybrid")
     lifecycle = LazyModule("trove.memory.lifecycle")
     originals = LazyModule("trove.originals")
+    ownership = LazyModule("trove.ingest.ownership")
     store_search = LazyModule("trove.store_search")
     workspace = LazyModule("trove.workspace")
     write = LazyModule("trove.write")
@@ -107,7 +113,8 @@ class Store:
 
     def close(self) -> None:
         """Close the store; using it afterwards raises ``StoreError`` (closing again is fine)."""
-        if isinstance(self._llm, ChatModel):
+        # A name ("env", "openai:MODEL") or None: no model was made, so none to close.
+        if not isinstance(self._llm, str | None) and isinstance(self._llm, chat_models.ChatModel):
             self._llm.close()
         self.access.close()
         self._pool.shutdown()
@@ -177,9 +184,9 @@ class Store:
         :class:`~trove.llm.ChatModel` or ``"openai:MODEL"``), else ``$TROVE_LLM``; None
         when none is configured (the default: trove never calls out on its own)."""
         if self._llm == "env":
-            self._llm = ChatModel.from_env()
+            self._llm = chat_models.ChatModel.from_env()
         elif isinstance(self._llm, str):
-            self._llm = ChatModel.from_spec(self._llm)
+            self._llm = chat_models.ChatModel.from_spec(self._llm)
         return self._llm
 
     def enrichment(self, doc_id: str) -> dict[str, Any] | None:

@@ -18,10 +18,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from trove.errors import Forbidden, InvalidInput, NotFound
+from trove.hits import Hit
 from trove.ingest.ownership import owning_file
 from trove.limits import check_content
 from trove.memory.upsert import Prepared
-from trove.models import Document, Edge, Hit, Page, Stats
+from trove.models import Document, Edge, Page, Stats
 from trove.originals import Original, OriginalInfo
 
 if TYPE_CHECKING:

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from trove import validate
-from trove.backends.base import Backend, ChunkRow, DocumentWrite, LocalIndexes
+from trove.backends.base import Backend, LocalIndexes
+from trove.backends.writes import ChunkRow, DocumentWrite, Vectors
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP, chunk_text
-from trove.embedders.vectorizer import Vectorizer, Vectors
+from trove.embedders.vectorizer import Vectorizer
 from trove.errors import InvalidInput
 from trove.ids import document_id
 from trove.memory import entry, own_vectors

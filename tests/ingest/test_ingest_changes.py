@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from trove.backends.base import FileStat, FileState
+from trove.backends.file_state import FileStat, FileState
 from trove.ingest.changes import RACY_NS, Changes
 from trove.ingest.files import FileEntry
 from trove.ingest.known import Known

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 import trove
-from trove.backends.base import FileState
+from trove.backends.file_state import FileState
 from trove.backends.postgres.url import parse
 from trove.ingest.report import IngestReport
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import trove
 from helpers.ingest_samples import message, write_mbox
-from trove.backends.base import FileStat
+from trove.backends.file_state import FileStat
 from trove.ingest.report import IngestReport
 
 OLD_NS = time.time_ns() - 3600 * 10**9

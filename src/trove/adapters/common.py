@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from trove.errors import InvalidQuery
-from trove.models import Document, Hit
+from trove.hits import Hit
+from trove.models import Document
 from trove.search.filters import Filters
 from trove.timeutil import now
 

@@ -12,37 +12,17 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from trove.models import Chunk, ChunkHit, Document, Edge, HitDetails
+from trove.models import Document, Edge
 
 if TYPE_CHECKING:  # only in signatures: opening a store loads none of these for them
     import numpy as np
 
+    from trove.backends.file_state import FileState
+    from trove.backends.writes import ChunkRow, DocumentWrite
+    from trove.hits import ChunkHit, HitDetails
     from trove.originals import OriginalInfo
     from trove.search.filters import Filters
     from trove.search.query import ParsedQuery
-
-
-@dataclass(frozen=True)
-class ChunkRow:
-    """A chunk ready to store: its span, the text it covers and what is indexed with it."""
-
-    chunk: Chunk
-    head: str
-    text: str
-    text_hash: str
-    # What the embedder sees, when not the head and text (an entry's semantic_text).
-    embed: str | None = None
-
-
-@dataclass(frozen=True)
-class DocumentWrite:
-    """One document of a batch write: ``reindex`` replaces its chunks with ``chunks``
-    (else only its header changes); ``fresh``: no row of it is stored yet."""
-
-    doc: Document
-    reindex: bool
-    chunks: Sequence[ChunkRow]
-    fresh: bool
 
 
 @dataclass(frozen=True)
@@ -56,47 +36,6 @@ class EmbedderLock:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class FileStat:
-    """What an ingest saw of a file it stored: its size and times, and the hash of what it
-    read. A file that still has this size and these times still has this hash."""
-
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    content_hash: str
-
-
-@dataclass(frozen=True)
-class FileState:
-    """What an ingest recorded of one file it stored (one row of ``file_stat``).
-
-    ``stat``: its size and times with the hash of what was read, None when the file was
-    modified too recently to trust them. ``file_hash``: for a format whose text is
-    derived (HTML, PDF, mail, records), the hash it was last fully stored from, keyed
-    with the field mapping it was read with; None for Markdown and text, whose
-    document's own content hash says as much."""
-
-    stat: FileStat | None = None
-    file_hash: str | None = None
-
-    @classmethod
-    def from_columns(cls, columns: Sequence[Any]) -> FileState:
-        """From (size, mtime_ns, ctime_ns, content_hash, file_hash), as stored."""
-        size, mtime_ns, ctime_ns, content_hash, file_hash = columns
-        stat = None
-        if size is not None:
-            stat = FileStat(int(size), int(mtime_ns), int(ctime_ns), str(content_hash))
-        return cls(stat, None if file_hash is None else str(file_hash))
-
-    def columns(self) -> tuple[Any, ...]:
-        """(size, mtime_ns, ctime_ns, content_hash, file_hash), as stored."""
-        st = self.stat
-        if st is None:
-            return None, None, None, None, self.file_hash
-        return st.size, st.mtime_ns, st.ctime_ns, st.content_hash, self.file_hash
 
 
 class Backend(Protocol):

@@ -7,9 +7,10 @@ mark, a list column, a metadata value), a :class:`Dialect` says how; each backen
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trove.search.filters import Filters
+if TYPE_CHECKING:  # only in signatures: opening a store does not make the Filters dataclass
+    from trove.search.filters import Filters
 
 
 class Dialect:

@@ -4,11 +4,13 @@ a time (the clauses are in :mod:`trove.backends.filters`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trove.backends.filters import Dialect, list_clause
 from trove.models import Document
-from trove.search.filters import Filters
+
+if TYPE_CHECKING:  # only in signatures
+    from trove.search.filters import Filters
 
 
 class Listing:

@@ -7,11 +7,13 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trove.backends.base import ChunkRow
 from trove.models import DOCUMENT_FIELDS, Document, assemble
 from trove.timeutil import to_epoch, to_iso
+
+if TYPE_CHECKING:  # only in signatures: opening a store makes no ChunkRow dataclass
+    from trove.backends.writes import ChunkRow
 
 DOC_COLUMNS = list(DOCUMENT_FIELDS)
 HEADER_COLUMNS = [c for c in DOC_COLUMNS if c != "text"]

@@ -8,18 +8,24 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from trove.backends.base import Backend, ChunkRow, EmbedderLock
+from trove.backends.base import Backend, EmbedderLock
 from trove.embedders.base import Embedder
 from trove.embedders.registry import get_embedder
 from trove.errors import EmbedderMismatch, InvalidQuery
 
 if TYPE_CHECKING:
     import numpy as np
-else:  # numpy loads where first used: opening a store, stats, keyword search need none
+
+    from trove.backends import writes as write_rows
+    from trove.backends.writes import ChunkRow, Vectors
+else:  # numpy loads where first used: opening a store, stats, keyword search need none;
+    # the write rows' dataclasses, at the first write
+    from trove.lazy import LazyModule
     from trove.lazy import numpy as np
+
+    write_rows = LazyModule("trove.backends.writes")
 
 AUTO = "auto"
 EmbedderSpec = str | Embedder | None
@@ -30,14 +36,6 @@ KEYWORD_ONLY = "keyword_only"
 # A store whose vectors are given by the caller (trove.memory.own_vectors.CALLER_SPEC):
 # documents without one are expected, so a keyword-only handle may write there.
 _CALLER_SPEC = "caller"
-
-
-@dataclass(frozen=True)
-class Vectors:
-    """Vectors for a list of chunk rows, in order, bound for one vector table."""
-
-    table: str
-    matrix: np.ndarray
 
 
 def embedding_text(head: str, text: str) -> str:
@@ -133,7 +131,7 @@ class Vectorizer:
         embedder = self.resolve()
         lock = self._check_lock(embedder)
         if not rows:
-            return None if lock is None else Vectors(lock.table, _empty(lock.dimension))
+            return None if lock is None else write_rows.Vectors(lock.table, _empty(lock.dimension))
         known = {} if lock is None else self.backend.vectors_by_hash(lock.table, _hashes(rows))
         todo = [i for i, row in enumerate(rows) if row.text_hash not in known]
         embedded = embedder.embed([_embedded(rows[i]) for i in todo])
@@ -145,7 +143,7 @@ class Vectorizer:
                 matrix[i] = known[row.text_hash]
         if todo:
             matrix[todo] = embedded
-        return Vectors(lock.table, matrix)
+        return write_rows.Vectors(lock.table, matrix)
 
     def _keyword_write(self, any_rows: bool) -> None:
         """A write through a keyword-only handle: recorded in a store without vectors,

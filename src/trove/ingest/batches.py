@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trove.backends.base import FileStat
+from trove.backends.file_state import FileStat
 from trove.errors import (
     EmbedderError,
     EmbedderMismatch,

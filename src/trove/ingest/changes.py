@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Collection
 from pathlib import Path
 
-from trove.backends.base import FileStat
+from trove.backends.file_state import FileStat
 from trove.ingest.files import FileEntry
 from trove.ingest.known import Known
 from trove.ingest.readers import Format, ReadOptions, format_for

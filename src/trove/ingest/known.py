@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from trove.backends.base import FileStat, FileState
+from trove.backends.file_state import FileStat, FileState
 from trove.ingest.readers import split_source_id
 from trove.ingest.target import Target
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from trove.backends.base import FileState
+from trove.backends.file_state import FileState
 from trove.models import Document
 
 

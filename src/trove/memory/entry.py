@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from trove.backends.base import ChunkRow
+from trove.backends.writes import ChunkRow
 from trove.errors import InvalidInput
 from trove.models import Chunk, Document
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
-from trove.backends.base import Backend, ChunkRow, EmbedderLock
-from trove.embedders.vectorizer import Vectorizer, Vectors
+from trove.backends.base import Backend, EmbedderLock
+from trove.backends.writes import ChunkRow, Vectors
+from trove.embedders.vectorizer import Vectorizer
 from trove.errors import InvalidInput, InvalidQuery
-from trove.models import Hit
+from trove.hits import Hit
 from trove.search.filters import Filters
 from trove.search.hybrid import document_hit
 from trove.search.query import parse as parse_query

@@ -20,7 +20,8 @@ from functools import cache
 from typing import Any
 
 from trove.errors import InvalidQuery
-from trove.models import Document, Hit
+from trove.hits import Hit
+from trove.models import Document
 from trove.search.snippet_text import clean
 
 # A document may ask to surface only on a strong match: metadata {"min_score": 0.7}.

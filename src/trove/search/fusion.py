@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from trove.hits import ChunkHit
 from trove.models import FUSIONS as FUSIONS
-from trove.models import Chunk, ChunkHit
+from trove.models import Chunk
 
 RRF_K = 60
 

@@ -17,17 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from trove import validate
 from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
-from trove.models import (
-    DOCUMENT_FIELDS,
-    MODES,
-    Chunk,
-    ChunkHit,
-    Document,
-    Edge,
-    Hit,
-    HitDetails,
-    assemble,
-)
+from trove.hits import ChunkHit, Hit, HitDetails
+from trove.models import DOCUMENT_FIELDS, MODES, Chunk, Document, Edge, assemble
 from trove.search import calibration, snippet, snippet_text
 from trove.search.bounds import bounded
 from trove.search.filters import Filters

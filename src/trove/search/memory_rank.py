@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from trove.errors import InvalidQuery
-from trove.models import Hit
+from trove.hits import Hit
 from trove.timeutil import to_epoch
 
 PROFILES: dict[str, dict[str, float]] = {

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from trove import validate
 from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
-from trove.models import ChunkHit, Hit
+from trove.hits import ChunkHit, Hit
 from trove.search import calibration
 from trove.search.bounds import MAX_CJK_CHARS, MAX_WORDS, bounded
 from trove.search.filters import Filters

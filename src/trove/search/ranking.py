@@ -8,9 +8,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from trove.models import Chunk, ChunkHit, assemble
+from trove.models import Chunk, assemble
 from trove.search.bm25 import K1, B
+
+if TYPE_CHECKING:
+    from trove import hits
+    from trove.hits import ChunkHit
+else:  # at the first search: the SQLite backend's filters import this module, and opening
+    # a store makes no hit dataclass
+    from trove.lazy import LazyModule
+
+    hits = LazyModule("trove.hits")
 
 
 def first_window(limit: int) -> int:
@@ -45,7 +55,7 @@ def collapse(
                 chunk = Chunk(*chunk)
             # half the cost of ChunkHit(...), 200 times a hybrid leg
             fields = {"doc_id": doc_id, "chunk_id": cid, "score": score, "chunk": chunk}
-            best[doc_id] = assemble(ChunkHit, fields)
+            best[doc_id] = assemble(hits.ChunkHit, fields)
             if len(best) >= limit:
                 break
     return list(best.values())
@@ -62,7 +72,7 @@ def merge_evidence(scores: dict[str, ChunkHit], hit: ChunkHit, *, keep_best: boo
             scores[hit.doc_id] = hit
     else:
         best = hit if hit.score > current.score else current
-        scores[hit.doc_id] = ChunkHit(
+        scores[hit.doc_id] = hits.ChunkHit(
             best.doc_id, best.chunk_id, current.score + hit.score, best.chunk
         )
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from trove.errors import InvalidQuery
-from trove.models import Hit
+from trove.hits import Hit
 from trove.search.fusion import RRF_K
 
 # More phrasings than this cost more searches than they find (and an agent that sends

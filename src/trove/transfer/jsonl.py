@@ -31,7 +31,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from trove.backends.base import Backend, ChunkRow, EmbedderLock, LocalIndexes
+from trove.backends.base import Backend, EmbedderLock, LocalIndexes
+from trove.backends.writes import ChunkRow
 from trove.errors import EmbedderMismatch, InvalidInput
 from trove.models import Chunk, Document, Edge, same_copy
 from trove.search.filters import SCOPES

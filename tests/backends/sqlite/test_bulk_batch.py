@@ -12,12 +12,13 @@ import pytest
 
 import trove
 from trove import StoreError
-from trove.backends.base import DocumentWrite
+from trove.backends.writes import DocumentWrite
 from trove.backends.sqlite import bulk
 from trove.backends.sqlite.connection import READ_CACHE_KB, WRITE_CACHE_KB
 from trove.backends.sqlite.events import written_trigger_sql
 from trove.backends.sqlite.schema import LATEST_VERSION
 from trove.backends.sqlite.stats import added_trigger_sql
+from trove.backends.writes import DocumentWrite
 
 pytestmark = pytest.mark.sqlite_only
 

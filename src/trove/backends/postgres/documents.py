@@ -15,7 +15,6 @@ import numpy as np
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from trove.backends.base import ChunkRow, DocumentWrite
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.text import filterable
@@ -28,6 +27,7 @@ from trove.backends.rows import (
     document_values,
     to_document,
 )
+from trove.backends.writes import ChunkRow, DocumentWrite
 from trove.models import Chunk, Document
 
 # Advisory lock space for "a writer is deciding about this document id".

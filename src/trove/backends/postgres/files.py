@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from trove.backends.base import FileState
+from trove.backends.file_state import FileState
 from trove.backends.postgres.connection import Connected
 
 # Schema 6: one table for file state, as SQLite's schema 10. The stat columns become

@@ -6,8 +6,6 @@ costs no more than the check (the target's full parsing is trove.backends.postgr
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -19,6 +17,10 @@ def redact(target: str) -> str:
     """The target as it may be shown: the password replaced by ``***``."""
     if not is_postgres(target):
         return target
+    # Here, not at the top: urllib.parse (with ipaddress) is most of what checking a
+    # file path would cost, and `trove stats` on a file never parses a URL.
+    from urllib.parse import urlsplit, urlunsplit
+
     parts = urlsplit(target)
     if parts.password is None:
         return target

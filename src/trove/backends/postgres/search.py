@@ -20,7 +20,7 @@ from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
 from trove.errors import QueryTimeout
-from trove.models import ChunkHit
+from trove.hits import ChunkHit
 from trove.search import bm25
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters

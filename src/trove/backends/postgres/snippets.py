@@ -10,7 +10,8 @@ from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.documents import document
 from trove.backends.rows import HEADER_COLUMNS
 from trove.errors import InvalidQuery
-from trove.models import Document, HitDetails
+from trove.hits import HitDetails
+from trove.models import Document
 from trove.search import snippet
 from trove.search.query import ParsedQuery, has_cjk
 

@@ -26,7 +26,7 @@ from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import filter_sql, split_rows
 from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
 from trove.errors import StoreError
-from trove.models import ChunkHit
+from trove.hits import ChunkHit
 from trove.search.filters import Filters
 from trove.search.ranking import collapse
 

@@ -29,15 +29,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trove.backends.base import ChunkRow, DocumentWrite
 from trove.backends.rows import CHUNK_COLUMNS, chunk_values
 from trove.backends.sqlite.connection import SerializedConnection
 from trove.backends.sqlite.events import WRITTEN_SQL, written_trigger_sql
 from trove.backends.sqlite.stats import ADDED_SQL, added_trigger_sql
 from trove.models import Document
 from trove.search.cjk import cjk_text
+
+if TYPE_CHECKING:  # only in signatures: opening a store makes neither dataclass
+    from trove.backends.writes import ChunkRow, DocumentWrite
 
 _PART = 500  # ids per IN (...) list, well under SQLite's parameter limit
 

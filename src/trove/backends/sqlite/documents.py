@@ -7,7 +7,6 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from trove.backends.base import ChunkRow, DocumentWrite
 from trove.backends.rows import (
     DOC_COLUMNS,
     HEADER_COLUMNS,
@@ -22,8 +21,15 @@ from trove.timeutil import to_epoch, to_iso
 
 if TYPE_CHECKING:
     import numpy as np
-else:  # numpy loads where first used: opening a store, stats, keyword search need none
+
+    from trove.backends import writes as write_rows
+    from trove.backends.writes import ChunkRow, DocumentWrite
+else:  # numpy loads where first used: opening a store, stats, keyword search need none;
+    # the write rows' dataclasses, at the first write or export
+    from trove.lazy import LazyModule
     from trove.lazy import numpy as np
+
+    write_rows = LazyModule("trove.backends.writes")
 
 
 class DocumentStorage(Connected):
@@ -106,7 +112,7 @@ class DocumentStorage(Connected):
             chunk = Chunk(index=idx, start=start, end=end, heading=heading)
             embedding = None if blob is None else np.frombuffer(blob, dtype=np.float32)
             found.setdefault(str(doc_id), []).append(
-                (ChunkRow(chunk, head, text, digest), embedding)
+                (write_rows.ChunkRow(chunk, head, text, digest), embedding)
             )
         return found
 

@@ -4,9 +4,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from trove.backends.base import FileState
 from trove.backends.sqlite.connection import Connected
+
+if TYPE_CHECKING:
+    from trove.backends import file_state
+    from trove.backends.file_state import FileState
+else:  # at the first ingest that reads them: opening a store makes neither dataclass
+    from trove.lazy import LazyModule
+
+    file_state = LazyModule("trove.backends.file_state")
 
 # Schema 10: one table for file state. The stat columns become optional (a file modified
 # too recently has none) and ``file_hash`` takes the hashes kept until then as
@@ -56,7 +64,7 @@ class FileStorage(Connected):
             "WHERE namespace = ? AND source = ?",
             (namespace, source),
         )
-        return {str(r[0]): FileState.from_columns(r[1:]) for r in rows}
+        return {str(r[0]): file_state.FileState.from_columns(r[1:]) for r in rows}
 
     def set_file_states(
         self, namespace: str, source: str, states: Mapping[str, FileState | None]

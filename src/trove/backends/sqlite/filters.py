@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trove.backends.filters import Dialect, filter_clause
 from trove.backends.sqlite.connection import Connected, SerializedConnection
-from trove.models import ChunkHit
-from trove.search.filters import Filters
 from trove.search.ranking import ChunkFields, collapse
+
+if TYPE_CHECKING:  # only in signatures
+    from trove.hits import ChunkHit
+    from trove.search.filters import Filters
 
 
 class FilterQueries(Connected):

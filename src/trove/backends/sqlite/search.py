@@ -15,9 +15,8 @@ import apsw
 from trove.backends.sqlite.connection import Connected
 from trove.backends.sqlite.filters import filter_sql, visible_best
 from trove.errors import InvalidQuery, QueryTimeout
-from trove.models import Chunk, ChunkHit
+from trove.models import Chunk
 from trove.search.bounds import SEARCH_BUDGET_S
-from trove.search.filters import Filters
 from trove.search.ranking import (
     WIDEN,
     ChunkFields,
@@ -27,13 +26,18 @@ from trove.search.ranking import (
 )
 
 if TYPE_CHECKING:
+    from trove import hits
     from trove.backends.sqlite.keyword import Ranker, cjk_match, quote, word_match
     from trove.backends.sqlite.word_searcher import WordSearcher
+    from trove.hits import ChunkHit
+    from trove.search.filters import Filters
     from trove.search.query import ParsedQuery
-else:  # the query syntax's module and its dataclasses load at the first keyword search
+else:  # the query syntax's module and its dataclasses, and the hits', load at the first
+    # keyword search
     from trove import lazy
 
     lazy.functions(globals(), "trove.backends.sqlite.keyword", "cjk_match", "quote", "word_match")
+    hits = lazy.LazyModule("trove.hits")
 
 # Indexed words tried for one partial query word ("kube" -> "kubernet", "kubectl", ...).
 _PARTIAL_TERMS = 16
@@ -209,7 +213,7 @@ class KeywordSearch(Connected):
         best: dict[str, ChunkHit] = {}
         for (doc_id, cid, idx, start, end, heading, _), score in zip(rows, scores, strict=True):
             chunk = Chunk(index=idx, start=start, end=end, heading=heading)
-            hit = ChunkHit(str(doc_id), int(cid), score, chunk)
+            hit = hits.ChunkHit(str(doc_id), int(cid), score, chunk)
             merge_evidence(best, hit, keep_best=True)
         return sorted(best.values(), key=lambda h: -h.score)[:limit]
 

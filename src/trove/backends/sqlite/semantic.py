@@ -25,7 +25,7 @@ import numpy as np
 from trove.backends.sqlite import index_cache as sqlite_index_cache
 from trove.backends.sqlite.exact import ExactScan
 from trove.backends.sqlite.filters import candidate_chunks, filter_sql, visible_best
-from trove.models import ChunkHit
+from trove.hits import ChunkHit
 from trove.search.filters import Filters
 from trove.search.ranking import WIDEN, ChunkFields, first_window
 from trove.search.vectors import VectorIndex

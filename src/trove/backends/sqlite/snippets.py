@@ -11,15 +11,17 @@ from typing import TYPE_CHECKING
 from trove.backends.rows import HEADER_COLUMNS
 from trove.backends.sqlite.connection import Connected
 from trove.backends.sqlite.documents import _document
-from trove.models import Document, HitDetails
+from trove.models import Document
 from trove.search.cjk import has_cjk
 
 if TYPE_CHECKING:
+    from trove import hits as hit_models
     from trove.search import snippet
     from trove.search.query import ParsedQuery
-else:  # loaded at the first snippet: opening a store or counting it needs neither
+else:  # loaded at the first search: opening a store or counting it needs neither
     from trove.lazy import LazyModule
 
+    hit_models = LazyModule("trove.hits")
     snippet = LazyModule("trove.search.snippet")
 
 # Words whose tokens the snippets keep (about 100 bytes each); then they start afresh.
@@ -39,7 +41,7 @@ class Snippets(Connected):
 
     def hit_details(
         self, query: ParsedQuery, hits: Sequence[tuple[str, int]], chars: int
-    ) -> HitDetails:
+    ) -> hit_models.HitDetails:
         """Of each (document id, chunk id): the document's header and its text's first
         ``chars`` characters, and the chunk's snippet. One statement where a header read,
         a text read and a chunk read took three (a tenth of a keyword search on SciFact)."""
@@ -62,7 +64,7 @@ class Snippets(Connected):
             texts[doc.id] = str(row[_WIDTH])
             if row[_WIDTH + 1] is not None:
                 chunks[int(row[_WIDTH + 1])] = str(row[_WIDTH + 2])
-        return HitDetails(documents, texts, self._marked(query, chunks))
+        return hit_models.HitDetails(documents, texts, self._marked(query, chunks))
 
     def _marked(self, query: ParsedQuery, texts: dict[int, str]) -> dict[int, str]:
         """A snippet of each chunk text, by chunk id."""

@@ -20,12 +20,12 @@ import apsw
 from trove.backends.base import EmbedderLock
 from trove.backends.sqlite.connection import Connected
 from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
-from trove.models import ChunkHit
 
 if TYPE_CHECKING:
     import numpy as np
 
     from trove.backends.sqlite.semantic import SemanticSearcher
+    from trove.hits import ChunkHit
     from trove.search.filters import Filters
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np

@@ -8,10 +8,17 @@ Every command parses its options, calls one library method and prints (rich, or 
 
 from __future__ import annotations
 
+import gc
+
 from trove.interfaces.cli.root import cli
 
 __all__ = ["cli", "main"]
 
 
 def main() -> None:
+    # What importing the command line made (click, the root group, trove's modules) lives
+    # as long as the process: frozen, the cyclic collector no longer scans it in each full
+    # collection a command's allocations set off nor at exit (`trove stats`: 284 -> 268 M
+    # instructions). Objects made from here on, a store's among them, are collected as ever.
+    gc.freeze()
     cli(prog_name="trove")

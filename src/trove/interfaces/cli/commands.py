@@ -1,4 +1,4 @@
-"""The core ``trove`` commands: add, search, get, rm, restore, purge, reembed, stats.
+"""The core ``trove`` commands: add, search, get, rm, restore, purge, reembed.
 
 Each parses its options, calls one library method and prints (rich, or ``--json``)."""
 
@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from trove.backends.postgres.scheme import redact
 from trove.errors import NotFound, TroveError
 from trove.interfaces.cli.originals import get_original
 from trove.interfaces.cli.output import (
@@ -31,7 +29,7 @@ from trove.interfaces.cli.root import cli, fail, open_store, pairs
 from trove.interfaces.codes import error_code
 
 if TYPE_CHECKING:
-    from trove.models import Hit
+    from trove.hits import Hit
     from trove.search import snippet
 else:  # loaded by the first search that prints snippets (stats needs none)
     from trove.lazy import LazyModule
@@ -232,12 +230,12 @@ def _hit_lines(rank: int, hit: Hit, styled: bool) -> Iterator[Line]:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(path_type=Path),
+    type=click.Path(),  # a str: pathlib is not loaded for the other commands
     help="With --original: write to this file, or into this folder under a safe name.",
 )
 @click.pass_context
 def get(
-    ctx: click.Context, doc_id: str, as_json: bool, original: bool, output: Path | None
+    ctx: click.Context, doc_id: str, as_json: bool, original: bool, output: str | None
 ) -> None:
     """Print a document's text exactly as stored (--json: with its provenance)."""
     if original or output is not None:
@@ -352,31 +350,3 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
     else:
         model = lock["model_id"] if lock else "none"
         console().print(f"embedded {done} chunk(s) with {model}")
-
-
-@cli.command()
-@json_option
-@click.pass_context
-def stats(ctx: click.Context, as_json: bool) -> None:
-    """What the store holds."""
-    with open_store(ctx, create=False) as kb:
-        data = kb.stats().to_dict()
-    data["path"] = redact(str(ctx.obj["db"]))
-    if as_json:
-        emit(data)
-        return
-    rows = [(key, str(data[key])) for key in _STATS_KEYS]
-    lock = data["embedder"]
-    embedder = f"{lock['model_id']} ({lock['dimension']}-d, {lock['spec']})" if lock else "none"
-    rows.append(("embedder", embedder + (" (keyword-only store)" if data["keyword_only"] else "")))
-    rows.append(("vectors", str(data["vectors"])))
-    rows.append(("chunks without vectors", str(data["chunks_without_vectors"])))
-    for key in ("by_source", "by_doc_type", "by_namespace"):
-        rows.append((key, ", ".join(f"{k or '-'}: {v}" for k, v in data[key].items()) or "-"))
-    # Plain aligned lines, not a rich table: a one-shot command should not pay for rich.
-    width = max(len(key) for key, _ in rows)
-    for key, value in rows:
-        click.echo(f"{key:<{width}}  {value}")
-
-
-_STATS_KEYS = ("path", "documents", "chunks", "deleted", "expired", "text_bytes", "file_bytes")

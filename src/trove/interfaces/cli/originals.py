@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -12,7 +12,7 @@ from trove.interfaces.cli.output import emit
 from trove.interfaces.cli.root import open_store
 
 
-def get_original(ctx: click.Context, doc_id: str, output: Path | None, as_json: bool) -> None:
+def get_original(ctx: click.Context, doc_id: str, output: str | None, as_json: bool) -> None:
     """Write the original to stdout, or to ``output`` (a file, or a folder in which a
     sanitised name is used, never a path outside it). Written to a temporary file first,
     so an interrupted copy leaves no half file under the final name."""
@@ -33,7 +33,8 @@ def get_original(ctx: click.Context, doc_id: str, output: Path | None, as_json: 
                 written = originals.write_to(kb, found, sink)
             os.replace(temp, target)
         except BaseException:
-            Path(temp).unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
             raise
     if as_json:
         emit({"path": str(target), "bytes": written, "media_type": found.media_type})

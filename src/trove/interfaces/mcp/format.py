@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from trove.hits import Hit
 from trove.limits import fit
-from trove.models import Document, Hit
+from trove.models import Document
 from trove.search import budget
 
 # Items in knowledge_list are previews; knowledge_get returns the whole text.
