@@ -12,7 +12,6 @@ import pytest
 
 import trove
 from trove import StoreError
-from trove.backends.writes import DocumentWrite
 from trove.backends.sqlite import bulk
 from trove.backends.sqlite.connection import READ_CACHE_KB, WRITE_CACHE_KB
 from trove.backends.sqlite.events import written_trigger_sql
