@@ -10,7 +10,7 @@ from pathlib import Path
 
 import trove
 from trove.backends.rows import HEADER_COLUMNS, to_document
-from trove.backends.sqlite.documents import _document, _read_list
+from trove.backends.sqlite.documents import _read_list, document
 from trove.models import Chunk, ChunkHit, Document, Hit
 from trove.search.filters import Filters
 from trove.search.hybrid import document_hit
@@ -63,7 +63,7 @@ def test_a_header_row_maps_to_the_document_to_document_gives(tmp_path: Path) -> 
         sql = f"SELECT {', '.join(HEADER_COLUMNS)} FROM document WHERE id = ?"
         for doc_id in (plain, rich):
             row = conn.execute(sql, (doc_id,))[0]
-            fast = _document(HEADER_COLUMNS, row)
+            fast = document(HEADER_COLUMNS, row)
             slow = to_document(HEADER_COLUMNS, row, _read_list)
             assert vars(fast) == vars(slow)
             assert fast == slow

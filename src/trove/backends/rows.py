@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from trove.models import DOCUMENT_FIELDS, Document, assemble
@@ -54,6 +54,31 @@ def to_document(
     if values.keys() != _FIELDS:
         return Document(**values)
     return assemble(Document, values)
+
+
+# What search shows of its hits, read in one statement by each backend (hit_details):
+# a document ``d``'s header, then the start of its text, a chunk's id and its text.
+HEADER_OF_D = ", ".join(f"d.{column}" for column in HEADER_COLUMNS)
+_WIDTH = len(HEADER_COLUMNS)
+
+
+def hit_rows(
+    rows: Iterable[Sequence[Any]], read: Callable[[Sequence[str], Sequence[Any]], Document]
+) -> tuple[dict[str, Document], dict[str, str], dict[int, str]]:
+    """Rows of :data:`HEADER_OF_D`, a text's start, a chunk id and text (both NULL for a
+    chunk replaced since it was ranked: its document still counts) as the documents and
+    their texts' starts by document id, and the chunks' texts by chunk id; ``read``
+    makes a document of a header row (the backend's own)."""
+    documents: dict[str, Document] = {}
+    texts: dict[str, str] = {}
+    chunks: dict[int, str] = {}
+    for row in rows:
+        doc = read(HEADER_COLUMNS, row[:_WIDTH])
+        documents[doc.id] = doc
+        texts[doc.id] = str(row[_WIDTH])
+        if row[_WIDTH + 1] is not None:
+            chunks[int(row[_WIDTH + 1])] = str(row[_WIDTH + 2])
+    return documents, texts, chunks
 
 
 _FIELDS = frozenset(DOCUMENT_FIELDS)

@@ -8,10 +8,9 @@ from collections.abc import Sequence
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.documents import document
-from trove.backends.rows import HEADER_COLUMNS
+from trove.backends.rows import HEADER_OF_D, hit_rows
 from trove.errors import InvalidQuery
 from trove.hits import HitDetails
-from trove.models import Document
 from trove.search import snippet
 from trove.search.query import ParsedQuery, has_cjk
 
@@ -33,22 +32,14 @@ class Snippets(Connected):
         """Of each (document id, chunk id): the document's header and its text's first
         ``chars`` characters, and the chunk's snippet, in one round trip."""
         rows = self.rows(
-            f"SELECT {_HEADER}, left(d.text, %s), c.id, c.text "
+            f"SELECT {HEADER_OF_D}, left(d.text, %s), c.id, c.text "
             "FROM unnest(%s::text[], %s::bigint[]) AS r(doc_id, chunk_id) "
             "JOIN document d ON d.id = r.doc_id "
             # A chunk replaced since it was ranked has no row: its document still counts.
             "LEFT JOIN chunk c ON c.id = r.chunk_id",
             (chars, [doc_id for doc_id, _ in hits], [chunk_id for _, chunk_id in hits]),
         )
-        documents: dict[str, Document] = {}
-        texts: dict[str, str] = {}
-        chunks: dict[int, str] = {}
-        for row in rows:
-            doc = document(HEADER_COLUMNS, row[:_WIDTH])
-            documents[doc.id] = doc
-            texts[doc.id] = str(row[_WIDTH])
-            if row[_WIDTH + 1] is not None:
-                chunks[int(row[_WIDTH + 1])] = str(row[_WIDTH + 2])
+        documents, texts, chunks = hit_rows(rows, document)
         return HitDetails(documents, texts, self._marked(query, chunks))
 
     def _marked(self, query: ParsedQuery, texts_by_id: dict[int, str]) -> dict[int, str]:
@@ -77,7 +68,3 @@ class Snippets(Connected):
                 spans += snippet.substring_intervals(text, needles)
             found[cid] = snippet.make(text, spans)
         return found
-
-
-_HEADER = ", ".join(f"d.{column}" for column in HEADER_COLUMNS)
-_WIDTH = len(HEADER_COLUMNS)

@@ -38,11 +38,11 @@ class DocumentStorage(Connected):
     def get_document(self, doc_id: str, *, with_text: bool = True) -> Document | None:
         columns = DOC_COLUMNS if with_text else HEADER_COLUMNS
         row = self._one(f"SELECT {', '.join(columns)} FROM document WHERE id = ?", (doc_id,))
-        return None if row is None else _document(columns, row)
+        return None if row is None else document(columns, row)
 
     def _documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:
         sql = f"SELECT {', '.join(DOC_COLUMNS)} FROM document WHERE {where} {tail}"
-        return [_document(DOC_COLUMNS, row) for row in self.conn.execute(sql, tuple(params))]
+        return [document(DOC_COLUMNS, row) for row in self.conn.execute(sql, tuple(params))]
 
     def get_documents(self, doc_ids: Sequence[str]) -> dict[str, Document]:
         """Headers (no text) of several documents, by id."""
@@ -52,7 +52,7 @@ class DocumentStorage(Connected):
             marks = ", ".join("?" * len(part))
             sql = f"SELECT {', '.join(HEADER_COLUMNS)} FROM document WHERE id IN ({marks})"
             for row in self.conn.execute(sql, tuple(part)):
-                doc = _document(HEADER_COLUMNS, row)
+                doc = document(HEADER_COLUMNS, row)
                 found[doc.id] = doc
         return found
 
@@ -155,7 +155,7 @@ def _epoch(value: str, column: str) -> float | None:
     return to_epoch(value, field=column)
 
 
-def _document(columns: Sequence[str], row: Sequence[Any]) -> Document:
+def document(columns: Sequence[str], row: Sequence[Any]) -> Document:
     if columns is not HEADER_COLUMNS or not _HEADER_AND_TEXT:
         return to_document(columns, row, _read_list)
     # to_document's result for a header row (search maps one for every hit), without its

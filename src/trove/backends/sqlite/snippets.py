@@ -8,10 +8,9 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from trove.backends.rows import HEADER_COLUMNS
+from trove.backends.rows import HEADER_OF_D, hit_rows
 from trove.backends.sqlite.connection import Connected
-from trove.backends.sqlite.documents import _document
-from trove.models import Document
+from trove.backends.sqlite.documents import document
 from trove.search.cjk import has_cjk
 
 if TYPE_CHECKING:
@@ -48,22 +47,14 @@ class Snippets(Connected):
         rows = self.conn.execute(
             # substr() counts characters; a text of no more bytes than that is all of it
             # (octet_length is the stored size: no count).
-            f"SELECT {_HEADER}, CASE WHEN octet_length(d.text) <= ? THEN d.text "
+            f"SELECT {HEADER_OF_D}, CASE WHEN octet_length(d.text) <= ? THEN d.text "
             "ELSE substr(d.text, 1, ?) END, c.id, c.text FROM json_each(?) AS r "
             "CROSS JOIN document d ON d.id = r.value ->> 0 "
             # A chunk replaced since it was ranked has no row: its document still counts.
             "LEFT JOIN chunk c ON c.id = r.value ->> 1",
             (chars, chars, json.dumps(list(hits))),
         )
-        documents: dict[str, Document] = {}
-        texts: dict[str, str] = {}
-        chunks: dict[int, str] = {}
-        for row in rows:
-            doc = _document(HEADER_COLUMNS, row[:_WIDTH])
-            documents[doc.id] = doc
-            texts[doc.id] = str(row[_WIDTH])
-            if row[_WIDTH + 1] is not None:
-                chunks[int(row[_WIDTH + 1])] = str(row[_WIDTH + 2])
+        documents, texts, chunks = hit_rows(rows, document)
         return hit_models.HitDetails(documents, texts, self._marked(query, chunks))
 
     def _marked(self, query: ParsedQuery, texts: dict[int, str]) -> dict[int, str]:
@@ -122,7 +113,3 @@ class Snippets(Connected):
     @functools.cached_property
     def _separators(self) -> dict[str, bool]:
         return {}
-
-
-_HEADER = ", ".join(f"d.{column}" for column in HEADER_COLUMNS)
-_WIDTH = len(HEADER_COLUMNS)
