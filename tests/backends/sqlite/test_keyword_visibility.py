@@ -23,6 +23,19 @@ def kb(db_path: Path):
         yield store
 
 
+@pytest.fixture
+def asked(monkeypatch) -> list[int]:
+    """How many chunks each of a search's visibility checks asks about."""
+    sizes: list[int] = []
+
+    def spy(conn, chunk_ids, where, params):
+        sizes.append(len(chunk_ids))
+        return allowed_chunks(conn, chunk_ids, where, params)
+
+    monkeypatch.setattr(sqlite_filters, "allowed_chunks", spy)
+    return sizes
+
+
 def every_chunk_checked(kb: trove.Store, query: str, limit: int, **filters) -> list[str]:
     """The documents a search finds when the filter is asked about the whole window."""
     backend = kb.backend
@@ -34,16 +47,9 @@ def every_chunk_checked(kb: trove.Store, query: str, limit: int, **filters) -> l
     return [h.doc_id for h in hits]
 
 
-def test_asks_about_few_chunks_when_the_best_are_visible(kb, monkeypatch) -> None:
+def test_asks_about_few_chunks_when_the_best_are_visible(kb, asked) -> None:
     kb.add_many({"text": f"graph note {i} " + "graph " * (i % 7)} for i in range(80))
     kb.warm()
-    asked: list[int] = []
-
-    def spy(conn, chunk_ids, where, params):
-        asked.append(len(chunk_ids))
-        return allowed_chunks(conn, chunk_ids, where, params)
-
-    monkeypatch.setattr(sqlite_filters, "allowed_chunks", spy)
     hits = kb.search("graph note", mode="keyword", limit=10)
     assert len(hits) == 10
     assert asked == [15]  # not the whole first window of 50
@@ -55,17 +61,10 @@ def test_asks_about_few_chunks_when_the_best_are_visible(kb, monkeypatch) -> Non
     assert asked == [76]
 
 
-def test_a_semantic_leg_asks_in_rank_order_too(db_path: Path, monkeypatch) -> None:
+def test_a_semantic_leg_asks_in_rank_order_too(db_path: Path, asked) -> None:
     with trove.open(db_path, embedder="hash:64") as store:
         store.add_many({"text": f"graph note {i}"} for i in range(300))
         store.warm()
-        asked: list[int] = []
-
-        def spy(conn, chunk_ids, where, params):
-            asked.append(len(chunk_ids))
-            return allowed_chunks(conn, chunk_ids, where, params)
-
-        monkeypatch.setattr(sqlite_filters, "allowed_chunks", spy)
         assert len(store.search("graph note", mode="semantic", limit=200)) == 200
         assert asked == [216]  # not the whole first window of 300
 
