@@ -73,5 +73,5 @@ def test_add_many_batch_size_is_as_documented() -> None:
     import inspect
 
     default = inspect.signature(trove.Store.add_many).parameters["batch_size"].default
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    assert f"Store.add_many(dicts, batch_size={default})" in readme
+    page = Path(__file__).resolve().parents[1] / "docs" / "python.md"
+    assert f"Store.add_many(dicts, batch_size={default})" in page.read_text(encoding="utf-8")

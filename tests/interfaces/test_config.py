@@ -12,7 +12,7 @@ from trove.interfaces.cli import cli
 from trove.interfaces.config import ConfigError, ServerConfig, bearer_token
 
 TOKEN = "a-long-enough-token-123"
-README = Path(__file__).resolve().parents[2] / "README.md"
+AGENTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "agents.md"
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -38,7 +38,7 @@ def test_the_documented_example_loads_and_the_readme_shows_it(
 
     assert module.__doc__ is not None
     example = _indented(module.__doc__.split("::\n", 1)[1])
-    readme = README.read_text(encoding="utf-8").split("### Configuration file", 1)[1]
+    readme = AGENTS_PAGE.read_text(encoding="utf-8").split("## Configuration file", 1)[1]
     assert readme.split("```toml\n", 1)[1].split("```", 1)[0].strip() == example.strip()
     monkeypatch.setenv("TROVE_TOKEN_ANA", TOKEN)
     config = ServerConfig.load(write(tmp_path, example))

@@ -27,7 +27,7 @@ def server_options(func: F) -> F:
             type=click.Path(dir_okay=False, exists=True, path_type=Path),
             envvar="TROVE_CONFIG",
             show_envvar=True,
-            help="Server configuration (TOML): workspace, rights, tokens. See the README.",
+            help="Server configuration (TOML): workspace, rights, tokens. See docs/agents.md.",
         ),
         click.option(
             "--create",
