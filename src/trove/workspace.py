@@ -146,7 +146,8 @@ class Workspace:
         fields["namespace"] = self.namespace
         # Prepared once, here: its id says whose key it is, and the write uses it as is.
         tier = self.author_tier or self.store.author_tier  # as Store.write_many decides it
-        doc = self.store.writer.prepare(fields, author_tier=tier)
+        # A caller's own vector rides along to the write; the document is made without it.
+        doc = self.store.writer.prepare(_without(fields, "vector"), author_tier=tier)
         existing = self.store.peek(doc.id)
         if existing is not None and not self._visible(existing):
             raise Forbidden("an item with this key belongs to another session")
@@ -248,3 +249,7 @@ def _refuse_stamped(fields: Mapping[str, Any]) -> None:
             f"{', '.join(sent)} cannot be set by a caller: the server decides it "
             "(the session comes from the connection, the author tier from the token)"
         )
+
+
+def _without(fields: Mapping[str, Any], name: str) -> dict[str, Any]:
+    return {key: value for key, value in fields.items() if key != name}

@@ -107,3 +107,20 @@ def test_own_vectors_beside_an_embedder(store_target: str) -> None:
         assert kb.search(vector=[0, 0, 0, 0, 0, 0, 0, 1], limit=1)[0].doc_id == mine
         query = embedder.embed_query("embedded by the store")
         assert kb.search(vector=query.tolist(), limit=1)[0].doc_id == theirs
+
+
+def test_a_store_of_callers_vectors_reopens_with_default_options(durable_target: str) -> None:
+    """No model made its vectors, so none is loaded: writes keep working (with or without a
+    vector), text is searched by keyword, meaning by the caller's vectors (issue 30)."""
+    with trove.open(durable_target, embedder=None) as kb:
+        first = kb.add("the heron waits by the river", vector=[1, 0, 0, 0])
+    with trove.open(durable_target) as kb:
+        assert not kb.vectors.loaded
+        plain = kb.add("a note without a vector")
+        second = kb.add("the kingfisher dives", vector=[0, 1, 0, 0])
+        assert [h.doc_id for h in kb.search("heron")] == [first]
+        assert [h.doc_id for h in kb.search("note")] == [plain]
+        assert kb.search(vector=[0, 1, 0, 0], limit=1)[0].doc_id == second
+        with pytest.raises(InvalidQuery, match=r"callers' own: search with vector="):
+            kb.search("heron", mode="hybrid")
+        assert kb.stats().chunks_without_vectors == 1 and not kb.vectors.loaded

@@ -34,7 +34,8 @@ EmbedderSpec = str | Embedder | None
 # others. Vectors (a lock) win over it; ``reembed`` removes it.
 KEYWORD_ONLY = "keyword_only"
 # A store whose vectors are given by the caller (trove.memory.own_vectors.CALLER_SPEC):
-# documents without one are expected, so a keyword-only handle may write there.
+# documents without one are expected, so a keyword-only handle may write there, and an
+# "auto" handle is one: no model made those vectors, so none is loaded.
 _CALLER_SPEC = "caller"
 
 
@@ -58,10 +59,18 @@ class Vectorizer:
         self._keyword_only = backend.get_meta(KEYWORD_ONLY) is not None
         if self._keyword_only and backend.vector_lock() is not None:
             self._keyword_only = False  # vectors were added since (e.g. by a migration)
-        if request == AUTO and self._keyword_only:
-            self._request = None  # recorded keyword-only: switching is explicit (reembed)
+        if request == AUTO and (self._keyword_only or self.callers_own):
+            # Recorded keyword-only, or every vector is the callers' own: there is no model
+            # to make, so text is searched by keyword (switching is explicit: reembed).
+            self._request = None
         elif request is not None and request != AUTO:
             self._check_lock(self.resolve())  # a mismatch fails at open, file untouched
+
+    @property
+    def callers_own(self) -> bool:
+        """Whether the store's vectors are its callers' own (``add(..., vector=[...])``)."""
+        lock = self.backend.vector_lock()
+        return lock is not None and lock.spec == _CALLER_SPEC
 
     @property
     def keyword_only(self) -> bool:

@@ -73,6 +73,8 @@ class QueryVectors(Protocol):
 
     @property
     def keyword_only(self) -> bool: ...
+    @property
+    def callers_own(self) -> bool: ...
     def resolve(self) -> Embedder: ...
     def query(self, text: str) -> tuple[Any, Any] | None: ...
 
@@ -145,12 +147,15 @@ class HybridSearch:
             known = ", ".join(MODES)
             raise InvalidQuery(f"unknown mode {reprlib.repr(mode)}; use one of: {known}")
         if mode != "keyword" and not self.parts.has_embedder:
-            why = (
-                "this store is keyword-only (made without an embedder; switch with "
-                "`trove reembed --embedder NAME`)"
-                if self.parts.vectors.keyword_only
-                else "this store was opened with embedder=None"
-            )
+            if self.parts.vectors.keyword_only:
+                why = (
+                    "this store is keyword-only (made without an embedder; switch with "
+                    "`trove reembed --embedder NAME`)"
+                )
+            elif self.parts.vectors.callers_own:
+                why = "this store's vectors are its callers' own: search with vector=[...]"
+            else:
+                why = "this store was opened with embedder=None"
             raise InvalidQuery(f"{mode} search needs an embedder; {why}")
         return mode
 

@@ -364,6 +364,19 @@ def test_memory_routes_upsert_vectors_clusters_and_hard_delete(ana: httpx.Client
     error(ana.get(f"/v1/items/{doc_id}"), 404, "not_found")
 
 
+def test_an_item_brings_its_own_vector_and_is_found_by_it(ana: httpx.Client) -> None:
+    """POST /v1/items takes the `vector` its schema advertises (issue 30): it was refused."""
+    mine = [0.0] * 63 + [1.0]  # the store's hash:64 dimension
+    made = ana.post("/v1/items", json={"text": "an owl at dusk", "vector": mine})
+    assert made.status_code == 200, made.text
+    found = ana.post("/v1/search", json={"query": "", "vector": mine, "limit": 1}).json()
+    assert found["hits"][0]["doc_id"] == made.json()["id"]
+    wrong = ana.post("/v1/items", json={"text": "a wren", "vector": [1.0, 0.0]})
+    assert "64" in error(wrong, 422, "invalid_input")
+    batch = ana.post("/v1/items/batch", json={"items": [{"text": "a lark", "vector": mine}]})
+    assert batch.status_code == 200, batch.text
+
+
 # --- results an agent can act on (issue 15) ----------------------------------------------
 
 

@@ -397,6 +397,15 @@ def test_memory_tools_upsert_rerank_clusters_and_hard_delete(ana: Mcp) -> None:
 # --- the agent loop: variants, probe, limits ---------------------------------------------
 
 
+def test_a_memory_brings_its_own_vector(ana: Mcp) -> None:
+    """knowledge_write takes the `vector` its schema advertises (issue 30): it was refused."""
+    mine = [0.0] * 62 + [1.0, 0.0]  # the store's hash:64 dimension
+    written = ana.call("knowledge_write", text="a badger digs at night", vector=mine)
+    found = ana.call("knowledge_search", query="", vector=mine, limit=1, min_score=0)
+    assert found["results"][0]["id"] == written["id"]
+    assert "64" in ana.fail("knowledge_write", text="a vole", vector=[1.0, 0.0])
+
+
 def test_the_model_writes_its_own_variants(ana: Mcp) -> None:
     search = ana.tools()["knowledge_search"]
     assert "variants" in search.input_schema["properties"]
