@@ -97,6 +97,25 @@ def test_the_environment_configures_the_model(
     assert fake_llm.requests[0]["model"] == "envmodel"
 
 
+def test_a_model_named_in_open_is_reached_as_the_environment_says(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """trove.open(llm="openai:M") honours the endpoint, key and timeout variables that
+    $TROVE_LLM does (issue 30): it went to OpenAI's endpoint instead."""
+    monkeypatch.delenv("TROVE_LLM", raising=False)
+    monkeypatch.setenv("TROVE_LLM_BASE_URL", fake_llm.url)
+    monkeypatch.setenv("TROVE_LLM_API_KEY", "sk-from-the-environment")
+    monkeypatch.setenv("TROVE_LLM_TIMEOUT", "7")
+    with trove.open(":memory:", embedder=None, llm="openai:named") as kb:
+        kb.add("SQLITE", source_id="c")
+        assert kb.search("sqlite db", expand="llm").degraded is None
+        assert fake_llm.requests[0]["model"] == "named"
+        assert kb.llm is not None and kb.llm.timeout == 7.0
+    monkeypatch.setenv("TROVE_LLM_TIMEOUT", "soon")
+    with pytest.raises(trove.InvalidInput, match="TROVE_LLM_TIMEOUT"):
+        trove.llm.ChatModel.from_spec("openai:named")
+
+
 def test_the_store_setting_turns_expansion_on_by_default(fake_llm: FakeLLM) -> None:
     kb = _store(fake_llm)
     kb.search("sqlite")

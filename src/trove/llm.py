@@ -59,24 +59,33 @@ class ChatModel:
         """The model ``$TROVE_LLM`` names, or None when none is configured (the default)."""
         env = os.environ if env is None else env
         spec = env.get("TROVE_LLM", "").strip()
-        if not spec:
-            return None
-        return cls.from_spec(
-            spec,
-            base_url=env.get("TROVE_LLM_BASE_URL"),
-            api_key=env.get("TROVE_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
-            timeout=float(env.get("TROVE_LLM_TIMEOUT") or DEFAULT_TIMEOUT),
-        )
+        return cls.from_spec(spec, env) if spec else None
 
     @classmethod
-    def from_spec(cls, spec: str, **options: Any) -> ChatModel:
+    def from_spec(
+        cls, spec: str, env: Mapping[str, str] | None = None, **options: Any
+    ) -> ChatModel:
+        """The model ``spec`` names (``openai:MODEL``), reached as ``$TROVE_LLM_BASE_URL``,
+        ``$TROVE_LLM_API_KEY`` and ``$TROVE_LLM_TIMEOUT`` say, however it was named (in
+        ``$TROVE_LLM`` or as ``trove.open(llm=...)``); ``options`` override them."""
         kind, sep, model = spec.partition(":")
         if kind != "openai" or not sep:
             raise InvalidInput(
                 f"unknown LLM {spec!r}: use openai:MODEL (any OpenAI-compatible endpoint, "
                 "e.g. Ollama with TROVE_LLM_BASE_URL=http://127.0.0.1:11434/v1)"
             )
-        return cls(model, **options)
+        env = os.environ if env is None else env
+        timeout = env.get("TROVE_LLM_TIMEOUT") or DEFAULT_TIMEOUT
+        try:
+            seconds = float(timeout)
+        except ValueError:
+            raise InvalidInput(f"TROVE_LLM_TIMEOUT must be seconds, not {timeout!r}") from None
+        settings: dict[str, Any] = {
+            "base_url": env.get("TROVE_LLM_BASE_URL"),
+            "api_key": env.get("TROVE_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
+            "timeout": seconds,
+        }
+        return cls(model, **{**settings, **options})
 
     def close(self) -> None:
         self._client.close()

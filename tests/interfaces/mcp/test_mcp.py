@@ -21,8 +21,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 import trove
+from helpers.llm_server import FakeLLM
 from trove.interfaces.config import ServerConfig
 from trove.interfaces.mcp import MCP_TOKENS, RequireToken, create_server
+from trove.llm import ChatModel
 from trove.search.calibration import MCP_FLOOR as FLOOR
 
 # The tree under test, not whatever `trove` is installed or on PATH: the package these
@@ -404,6 +406,29 @@ def test_a_memory_brings_its_own_vector(ana: Mcp) -> None:
     found = ana.call("knowledge_search", query="", vector=mine, limit=1, min_score=0)
     assert found["results"][0]["id"] == written["id"]
     assert "64" in ana.fail("knowledge_write", text="a vole", vector=[1.0, 0.0])
+
+
+def test_search_follows_the_store_setting_for_llm_expansion_and_takes_min_confidence(
+    tmp_path: Path, serve: Serve, fake_llm: FakeLLM
+) -> None:
+    """knowledge_search passed expand=0, so `trove settings expand=llm` never applied over
+    MCP (issue 30); min_confidence was missing."""
+    config = ServerConfig.from_dict({"tokens": [{"token": TOKEN}]}, origin="test")
+    model = ChatModel("tiny", base_url=fake_llm.url)
+    with trove.open(tmp_path / "kb.db", embedder="hash:64", llm=model) as kb:
+        kb.settings(expand="llm")
+        app = RequireToken(create_server(kb, config).streamable_http_app(), config)
+        with serve(app) as url, over_http(f"{url}/mcp", TOKEN) as mcp:
+            sure = mcp.call("knowledge_write", text="sqlite is the store", confidence=0.9)
+            mcp.call("knowledge_write", text="sqlite might be slow", confidence=0.2)
+            found = mcp.call("knowledge_search", query="sqlite", min_score=0)
+            assert len(fake_llm.requests) == 1 and found.get("variants")
+            mcp.call("knowledge_search", query="sqlite store", min_score=0, expand=0)
+            assert len(fake_llm.requests) == 1  # a caller can still say no
+            confident = mcp.call(
+                "knowledge_search", query="sqlite", min_score=0, min_confidence=0.5, expand=0
+            )
+            assert [r["id"] for r in confident["results"]] == [sure["id"]]
 
 
 def test_the_model_writes_its_own_variants(ana: Mcp) -> None:

@@ -113,12 +113,12 @@ Mode = Annotated[
     ),
 ]
 Expand = Annotated[
-    int,
+    Annotated[int, Field(ge=0, le=2)] | Literal["llm"] | None,
     Field(
-        ge=0,
-        le=2,
-        description="Also return items linked (knowledge_link) to the results, up "
-        "to this many links away; they are marked with linked_from.",
+        description="1 or 2: also return items linked (knowledge_link) to the results, up "
+        'to this many links away, marked with linked_from. "llm": have the store\'s '
+        "configured model rephrase the query too. 0: neither. Left out: the store's "
+        "setting (trove settings expand=llm).",
     ),
 ]
 Variants = Annotated[
@@ -143,6 +143,9 @@ AboutEntities = Annotated[
 ]
 MinImportance = Annotated[
     float | None, Field(ge=0, le=1, description="Only items at least this important.")
+]
+MinConfidence = Annotated[
+    float | None, Field(ge=0, le=1, description="Only items held with at least this confidence.")
 ]
 CollapseDuplicates = Annotated[
     bool, Field(description="Show each group of duplicates as its canonical item.")
