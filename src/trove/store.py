@@ -286,15 +286,18 @@ class Store:
 
     def get_by_key(
         self,
-        source: str,
-        source_id: str,
+        source: str | None = None,
+        source_id: str | None = None,
         *,
+        dedupe_key: str | None = None,
         namespace: str = "default",
         scope: str = "workspace",
         session: str | None = None,
     ) -> Document | None:
-        """The document stored under ``(namespace, source, source_id)``, as :meth:`get`."""
-        return lifecycle.get_by_key(self, source, source_id, namespace, scope, session)
+        """The document stored under ``(namespace, source, source_id)``, or under
+        ``dedupe_key`` within ``(namespace, scope)``, as :meth:`get`."""
+        doc_id = lifecycle.key_id(source, source_id, dedupe_key, namespace, scope, session)
+        return self.get(doc_id)
 
     def search(
         self,

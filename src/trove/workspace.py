@@ -73,6 +73,21 @@ class Workspace:
         doc = self.store.get(doc_id)
         return doc if doc is not None and self._visible(doc) else None
 
+    def get_by_key(
+        self,
+        source: str | None = None,
+        source_id: str | None = None,
+        *,
+        dedupe_key: str | None = None,
+        scope: str = "workspace",
+    ) -> Document | None:
+        """The document this workspace wrote under a natural key (``source`` and
+        ``source_id``, or ``dedupe_key``) in ``scope``, if it can see it; else None."""
+        from trove.memory.lifecycle import key_id  # the write path's modules, at first use
+
+        doc_id = key_id(source, source_id, dedupe_key, self.namespace, scope, self.session)
+        return self.get(doc_id)
+
     def original_info(self, doc_id: str) -> OriginalInfo:
         """Its original's name, type and size, if this workspace can see the document;
         otherwise NotFound, as if absent."""

@@ -78,6 +78,18 @@ def test_get_by_key(kb: trove.Store) -> None:
     assert found is not None and found.id == sid
 
 
+def test_get_by_dedupe_key(kb: trove.Store) -> None:
+    """A dedupe key names an item as well as (source, source_id) does (issue 30)."""
+    doc_id = kb.add("tea", dedupe_key="ana:drink", namespace="team")
+    found = kb.get_by_key(dedupe_key="ana:drink", namespace="team")
+    assert found is not None and found.id == doc_id
+    assert kb.get_by_key(dedupe_key="ana:drink") is None  # another namespace
+    assert kb.get_by_key(dedupe_key="ana:drink", namespace="team", scope="global") is None
+    for bad in ({}, {"source_id": "x", "dedupe_key": "y"}, {"dedupe_key": 5}):
+        with pytest.raises(trove.InvalidInput):
+            kb.get_by_key(**bad)  # type: ignore[arg-type]
+
+
 def test_delete_says_whether_it_deleted(kb: trove.Store) -> None:
     doc_id = kb.add("gone soon")
     assert kb.delete(doc_id) is True

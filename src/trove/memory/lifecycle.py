@@ -82,17 +82,23 @@ def _remove(store: Store, ids: list[str]) -> int:
     return len(removed)
 
 
-def get_by_key(
-    store: Store,
-    source: str,
-    source_id: str,
+def key_id(
+    source: str | None,
+    source_id: str | None,
+    dedupe_key: str | None,
     namespace: str,
     scope: str,
     session: str | None,
-) -> Document | None:
+) -> str:
+    """The id of the document a natural key names: ``(source, source_id)`` or a dedupe key
+    (one of them, as a write gives them), in ``namespace`` and ``scope``."""
+    if (dedupe_key is None) == (source_id is None):
+        raise InvalidInput("give a dedupe_key, or a source_id (with its source)")
     if scope not in SCOPES:
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
     if scope == "session" and not session:
         raise InvalidInput("a session-scoped key needs a session")
-    doc_id = document_id(namespace, scope, source, str(source_id), None, "", session or "")
-    return store.get(doc_id)
+    for name, value in (("source", source), ("source_id", source_id), ("dedupe_key", dedupe_key)):
+        if value is not None and not isinstance(value, str):
+            raise InvalidInput(f"{name} must be a string")
+    return document_id(namespace, scope, source or "", source_id, dedupe_key, "", session or "")

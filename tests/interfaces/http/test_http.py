@@ -377,6 +377,22 @@ def test_an_item_brings_its_own_vector_and_is_found_by_it(ana: httpx.Client) -> 
     assert batch.status_code == 200, batch.text
 
 
+def test_an_item_is_read_back_by_the_key_it_was_written_with(ana: httpx.Client, url: str) -> None:
+    """GET /v1/items/by-key (issue 30): by dedupe_key, or by source and source_id; another
+    namespace's or session's key reads as absent."""
+    keyed = ana.post("/v1/items", json={"text": "oolong", "dedupe_key": "ana:tea"}).json()["id"]
+    sourced = ana.post(
+        "/v1/items", json={"text": "minutes", "source": "notes", "source_id": "m.md"}
+    ).json()["id"]
+    assert ana.get("/v1/items/by-key", params={"dedupe_key": "ana:tea"}).json()["id"] == keyed
+    by_source = ana.get("/v1/items/by-key", params={"source": "notes", "source_id": "m.md"})
+    assert by_source.json()["id"] == sourced
+    error(ana.get("/v1/items/by-key", params={"dedupe_key": "nope"}), 404, "not_found")
+    error(ana.get("/v1/items/by-key"), 422, "invalid_input")
+    with client(url, BO) as bo:
+        error(bo.get("/v1/items/by-key", params={"dedupe_key": "ana:tea"}), 404, "not_found")
+
+
 # --- results an agent can act on (issue 15) ----------------------------------------------
 
 

@@ -431,6 +431,17 @@ def test_search_follows_the_store_setting_for_llm_expansion_and_takes_min_confid
             assert [r["id"] for r in confident["results"]] == [sure["id"]]
 
 
+def test_an_item_is_read_back_by_its_key(ana: Mcp, ana_other_session: Mcp) -> None:
+    """knowledge_get by dedupe_key or source/source_id as well as by id (issue 30)."""
+    kept = ana.call("knowledge_write", text="ana is in lisbon", dedupe_key="ana:city")
+    assert ana.call("knowledge_get", dedupe_key="ana:city")["text"] == "ana is in lisbon"
+    mine = ana.call("knowledge_write", text="draft", dedupe_key="d", scope="session")
+    assert ana.call("knowledge_get", dedupe_key="d", scope="session")["id"] == mine["id"]
+    assert "not_found" in ana_other_session.fail("knowledge_get", dedupe_key="d", scope="session")
+    assert ana_other_session.call("knowledge_get", dedupe_key="ana:city")["id"] == kept["id"]
+    assert "invalid_request" in ana.fail("knowledge_get", id=kept["id"], dedupe_key="ana:city")
+
+
 def test_the_model_writes_its_own_variants(ana: Mcp) -> None:
     search = ana.tools()["knowledge_search"]
     assert "variants" in search.input_schema["properties"]

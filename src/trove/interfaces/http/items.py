@@ -28,6 +28,24 @@ def add_read_routes(app: FastAPI, workspaces: Workspaces) -> None:
             hits = ws.search(options.pop("query", ""), **options)
         return {"hits": [hit.to_dict() for hit in hits], **getattr(hits, "meta", dict)()}
 
+    # Before /v1/items/{doc_id}, which would take "by-key" for an id (ids are hex).
+    @app.get(
+        "/v1/items/by-key", tags=["read"], response_model=out.ItemOut, responses=out.READ_ERRORS
+    )
+    def get_by_key(
+        who: Auth,
+        dedupe_key: str | None = None,
+        source: str | None = None,
+        source_id: str | None = None,
+        scope: ItemScope = "workspace",
+    ) -> dict[str, Any]:
+        """The item written under a key: `dedupe_key`, or `source` and `source_id`."""
+        with workspaces.read(who.rights, who.session) as ws:
+            doc = ws.get_by_key(source, source_id, dedupe_key=dedupe_key, scope=scope)
+        if doc is None:  # absent, expired, deleted or not yours: the same answer
+            raise HTTPException(404, "no document with that key")
+        return doc.to_dict()
+
     @app.get(
         "/v1/items/{doc_id}", tags=["read"], response_model=out.ItemOut, responses=out.READ_ERRORS
     )

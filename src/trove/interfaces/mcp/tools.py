@@ -215,12 +215,33 @@ class KnowledgeTools:
         with self._workspace(ctx) as ws:
             return probe(ws, pairs).to_dict()
 
-    def knowledge_get(self, ctx: Context, id: Id) -> dict[str, Any]:
-        """Read one item in full: its text and where it came from."""
+    def knowledge_get(
+        self,
+        ctx: Context,
+        id: Annotated[
+            str | None, Field(description="An item id, as the other tools return.")
+        ] = None,
+        dedupe_key: Annotated[
+            str | None, Field(description="Or the dedupe_key the item was written with.")
+        ] = None,
+        source: Annotated[str | None, Field(description="Or its source, with source_id.")] = None,
+        source_id: Annotated[str | None, Field(description="Its source_id (with source).")] = None,
+        scope: Annotated[
+            ItemScope, Field(description="The scope it was written in (with a key).")
+        ] = "workspace",
+    ) -> dict[str, Any]:
+        """Read one item in full: its text and where it came from. Name it by id, or by the
+        key it was written with (dedupe_key, or source and source_id)."""
         with self._workspace(ctx) as ws:
-            doc = ws.get(id)
+            if id is not None and (dedupe_key, source, source_id) == (None, None, None):
+                doc, named = ws.get(id), f"id {id!r}"
+            elif id is None:
+                doc = ws.get_by_key(source, source_id, dedupe_key=dedupe_key, scope=scope)
+                named = f"key {dedupe_key or source_id!r}"
+            else:
+                raise ToolError("invalid_request: give an id, or a key, not both")
         if doc is None:
-            raise ToolError(f"not_found: no item with id {id!r} (it may be deleted or expired)")
+            raise ToolError(f"not_found: no item with {named} (it may be deleted or expired)")
         return document(doc)
 
     def knowledge_update(
