@@ -393,6 +393,27 @@ def test_an_item_is_read_back_by_the_key_it_was_written_with(ana: httpx.Client, 
         error(bo.get("/v1/items/by-key", params={"dedupe_key": "ana:tea"}), 404, "not_found")
 
 
+def test_compression_level_is_set_and_filtered(ana: httpx.Client) -> None:
+    """compression_level on write and update, max_compression on list and search, and
+    min_confidence, in the schema as well as accepted (issue 30)."""
+    old = ana.post("/v1/items", json={"text": "the moth notes", "compression_level": 0}).json()
+    done = ana.post("/v1/items", json={"text": "the moth summary", "confidence": 0.4}).json()
+    assert ana.patch(f"/v1/items/{old['id']}", json={"compression_level": 2}).status_code == 200
+    assert ana.get(f"/v1/items/{old['id']}").json()["compression_level"] == 2
+    listed = ana.get("/v1/items", params={"max_compression": 0, "limit": 1000}).json()["items"]
+    assert done["id"] in {i["id"] for i in listed} and old["id"] not in {i["id"] for i in listed}
+    body = {"query": "moth", "mode": "keyword", "max_compression": 1}
+    assert [h["doc_id"] for h in ana.post("/v1/search", json=body).json()["hits"]] == [done["id"]]
+    sure = ana.post("/v1/search", json={"query": "moth", "mode": "keyword", "min_confidence": 0.5})
+    assert [h["doc_id"] for h in sure.json()["hits"]] == [old["id"]]
+    schema = ana.get("/openapi.json").json()["components"]["schemas"]
+    assert {"max_compression", "min_confidence"} <= set(schema["SearchBody"]["properties"])
+    assert "compression_level" in schema["UpdateBody"]["properties"]
+    error(
+        ana.patch(f"/v1/items/{old['id']}", json={"compression_level": -1}), 422, "invalid_request"
+    )
+
+
 # --- results an agent can act on (issue 15) ----------------------------------------------
 
 

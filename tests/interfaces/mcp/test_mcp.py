@@ -442,6 +442,29 @@ def test_an_item_is_read_back_by_its_key(ana: Mcp, ana_other_session: Mcp) -> No
     assert "invalid_request" in ana.fail("knowledge_get", id=kept["id"], dedupe_key="ana:city")
 
 
+def test_an_agent_compresses_its_memories(ana_other_session: Mcp) -> None:
+    """Set and filter compression_level over MCP (issue 30): list what is not summarised,
+    write the summary, mark the sources."""
+    mcp = ana_other_session
+    raw = [
+        mcp.call("knowledge_write", text=f"standup {i}: the otter tank leaks", scope="session")
+        for i in range(2)
+    ]
+    fresh = mcp.call("knowledge_list", scope=["session"], max_compression=0)["items"]
+    assert {r["id"] for r in raw} <= {item["id"] for item in fresh}
+    summary = mcp.call("knowledge_write", text="the otter tank leaks", scope="session")
+    for item in raw:
+        mcp.call("knowledge_update", id=item["id"], compression_level=1)
+        mcp.call("knowledge_link", src=summary["id"], dst=item["id"], type="derived_from")
+    left = mcp.call("knowledge_list", scope=["session"], max_compression=0)["items"]
+    assert not {r["id"] for r in raw} & {item["id"] for item in left}
+    found = mcp.call(
+        "knowledge_search", query="otter tank", mode="keyword", max_compression=0, min_score=0
+    )
+    assert [r["id"] for r in found["results"]] == [summary["id"]]
+    assert mcp.call("knowledge_get", id=raw[0]["id"])["compression_level"] == 1
+
+
 def test_the_model_writes_its_own_variants(ana: Mcp) -> None:
     search = ana.tools()["knowledge_search"]
     assert "variants" in search.input_schema["properties"]

@@ -45,6 +45,10 @@ class WriteBody(_Body):
     url: str | None = None
     thread_id: str | None = None
     channel: str | None = None
+    confidence: float | None = Field(None, description="How sure the writer is, 0..1.")
+    compression_level: int | None = Field(
+        None, ge=0, description="0 as said; 1 and up once folded into a summary."
+    )
     on_conflict: Literal["replace", "merge", "keep"] | None = Field(
         None,
         description="If the key is stored: replace (default) the item, merge in only the "
@@ -60,6 +64,7 @@ class UpdateBody(_Body):
     importance: float | None = None
     ttl: float | None = None
     expires_at: str | float | None = None
+    compression_level: int | None = Field(None, ge=0)
 
 
 class SearchBody(_Body):
@@ -89,6 +94,10 @@ class SearchBody(_Body):
     )
     vector: list[float] | None = Field(None, description="Your own query embedding.")
     cluster: str | None = Field(None, description="Only members of this cluster.")
+    min_confidence: float | None = Field(None, ge=0, le=1, description="Confidence at least.")
+    max_compression: int | None = Field(
+        None, ge=0, description="Only items at most this summarised (0: not yet)."
+    )
     collapse_duplicates: bool = Field(True, description="One hit per duplicate group.")
     min_score: float | None = Field(
         None, ge=0, le=1, description="Leave out hits scoring below this (default: none)."

@@ -64,11 +64,17 @@ def add_read_routes(app: FastAPI, workspaces: Workspaces) -> None:
         cursor: str | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 20,
         include_deleted: bool = False,
+        max_compression: Annotated[int | None, Query(ge=0)] = None,
     ) -> dict[str, Any]:
-        """Newest first; pass the returned `cursor` back for the next page."""
+        """Newest first; pass the returned `cursor` back for the next page;
+        `max_compression=0` lists what is not summarised yet."""
         with workspaces.read(who.rights, who.session) as ws:
             page = ws.list(
-                scope=scope, cursor=cursor, limit=limit, include_deleted=include_deleted
+                scope=scope,
+                cursor=cursor,
+                limit=limit,
+                include_deleted=include_deleted,
+                **({} if max_compression is None else {"max_compression": max_compression}),
             )
         return page.to_dict()
 

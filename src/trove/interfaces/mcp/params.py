@@ -63,6 +63,18 @@ Entities = Annotated[list[str] | None, Field(description="People, projects, thin
 Confidence = Annotated[
     float | None, Field(ge=0, le=1, description="How sure you are, 0 to 1 (default 1).")
 ]
+Compression = Annotated[
+    int | None,
+    Field(
+        ge=0,
+        description="How summarised it is: 0 (default) as said; 1 and up once you have "
+        "folded it into a summary (link the summary to it with derived_from).",
+    ),
+]
+MaxCompression = Annotated[
+    int | None,
+    Field(ge=0, description="Only items at most this summarised (0: not summarised yet)."),
+]
 Index = Annotated[
     Literal["both", "keyword", "semantic", "none"] | None,
     Field(description="Which indexes find it (default both; none: only by id)."),

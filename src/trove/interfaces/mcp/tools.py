@@ -30,6 +30,7 @@ from trove.interfaces.mcp.params import (
     Around,
     Authors,
     CollapseDuplicates,
+    Compression,
     Confidence,
     DedupeKey,
     DocTypes,
@@ -43,6 +44,7 @@ from trove.interfaces.mcp.params import (
     ItemScope,
     KeywordText,
     Limit,
+    MaxCompression,
     MaxTokens,
     Memory,
     Metadata,
@@ -105,6 +107,7 @@ class KnowledgeTools:
         timestamp: Timestamp = None,
         entities: Entities = None,
         confidence: Confidence = None,
+        compression_level: Compression = None,
         index: Index = None,
         keyword_text: KeywordText = None,
         semantic_text: SemanticText = None,
@@ -127,6 +130,7 @@ class KnowledgeTools:
             on_conflict=on_conflict,
             entities=entities,
             confidence=confidence,
+            compression_level=compression_level,
             index=index,
             keyword_text=keyword_text,
             semantic_text=semantic_text,
@@ -156,6 +160,7 @@ class KnowledgeTools:
         entities: AboutEntities = None,
         min_importance: MinImportance = None,
         min_confidence: MinConfidence = None,
+        max_compression: MaxCompression = None,
         collapse_duplicates: CollapseDuplicates = True,
         vector: QueryVector = None,
         min_score: MinScore = MCP_FLOOR,
@@ -189,6 +194,7 @@ class KnowledgeTools:
             entities=entities,
             min_importance=min_importance,
             min_confidence=min_confidence,
+            max_compression=max_compression,
             vector=vector,
         )
         options["collapse_duplicates"] = collapse_duplicates
@@ -254,8 +260,10 @@ class KnowledgeTools:
         metadata: Metadata = None,
         importance: Importance = None,
         ttl_seconds: Ttl = None,
+        compression_level: Compression = None,
     ) -> dict[str, Any]:
-        """Change an item's text, title, tags, metadata, importance or lifetime; its id and
+        """Change an item's text, title, tags, metadata, importance, compression level or
+        lifetime; its id and
         origin stay. Scope and dedupe_key cannot change: write a new item for that."""
         changes = given(
             text=text,
@@ -264,6 +272,7 @@ class KnowledgeTools:
             metadata=metadata,
             importance=importance,
             ttl=ttl_seconds,
+            compression_level=compression_level,
         )
         with self._workspace(ctx, write=True) as ws:
             return {"id": ws.update(id, **changes)}
@@ -280,13 +289,18 @@ class KnowledgeTools:
         ] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="Items per page.")] = 20,
         include_deleted: Annotated[bool, Field(description="Also list deleted items.")] = False,
+        max_compression: MaxCompression = None,
     ) -> dict[str, Any]:
         """Browse items newest first, a page at a time. Pass the returned cursor back for the
         next page; a null cursor means there are no more. Texts are previews: use
         knowledge_get for the whole text. Expired items are listed with expired=true."""
         with self._workspace(ctx) as ws:
             page = ws.list(
-                scope=scope, cursor=cursor, limit=limit, include_deleted=include_deleted
+                scope=scope,
+                cursor=cursor,
+                limit=limit,
+                include_deleted=include_deleted,
+                **given(max_compression=max_compression),
             )
         return {"items": [preview(doc) for doc in page.items], "cursor": page.cursor}
 
