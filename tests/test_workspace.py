@@ -84,7 +84,30 @@ def test_refusals_are_unchanged(kb: Store) -> None:
     mine = kb.workspace("ops", session="s1")
     with pytest.raises(Forbidden, match="may not write global items"):
         mine.write({"text": "x", "scope": "global"})
-    with pytest.raises(InvalidInput, match="unknown field vector"):
+    # A caller's own vector is taken (issue 30), and checked against the store's dimension.
+    with pytest.raises(InvalidInput, match="vector has 2 dimensions"):
         mine.write({"text": "x", "vector": [1.0, 0.0]})
+    with pytest.raises(InvalidInput, match="unknown field colour"):
+        mine.write({"text": "x", "colour": "red"})
     with pytest.raises(InvalidInput, match="on_conflict must be one of"):
         mine.write({"text": "x", "on_conflict": "overwrite"})
+
+
+def test_a_batch_links_its_items_and_refuses_a_link_it_may_not_make(kb: Store) -> None:
+    """write_many(items, links): "#N" names the batch's Nth item; a link to an item of
+    another namespace, an unknown field or a "#N" past the batch writes nothing."""
+    ws = kb.workspace("ana")
+    theirs = kb.workspace("bo").add("bo's private note")
+    a, b = ws.write_many(
+        [{"text": "a claim"}, {"text": "its source"}], [{"src": "#0", "dst": "#1"}]
+    )
+    assert [(e.src, e.dst) for e in ws.neighbors(a)] == [(a, b)]
+    for links, error in (
+        ([{"src": "#0", "dst": theirs}], trove.NotFound),
+        ([{"src": "#0", "dst": "#1"}], InvalidInput),
+        ([{"src": "#0", "dst": "#0", "kind": "x"}], InvalidInput),
+        ([{"src": 0, "dst": "#0"}], InvalidInput),
+    ):
+        with pytest.raises(error):
+            ws.write_many([{"text": "a zebra refused with its batch"}], links)
+    assert not ws.search("zebra", mode="keyword")

@@ -171,10 +171,24 @@ class Workspace:
         )[0]
         return result.id
 
-    def write_many(self, items: Sequence[Mapping[str, Any]]) -> builtins.list[str]:
-        """Write several items in one transaction: all are kept, or none if one is refused."""
+    def write_many(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        links: Sequence[Mapping[str, Any]] = (),
+    ) -> builtins.list[str]:
+        """Write several items, and links among them or to items this workspace sees, in
+        one transaction: all are kept, or none if one is refused. A link is ``src``,
+        ``dst`` (an id, or ``"#N"``: the Nth item of this batch, from 0), ``type`` and
+        ``weight``."""
         with self.store.transaction():
-            return [self.write(item) for item in items]
+            ids = [self.write(item) for item in items]
+            for link in links:
+                unknown = set(link) - {"src", "dst", "type", "weight"}
+                if unknown:
+                    raise InvalidInput(f"unknown link field {', '.join(sorted(unknown))}")
+                src, dst = (_batch_id(link.get(end), ids) for end in ("src", "dst"))
+                self.link(src, dst, link.get("type", "relates_to"), link.get("weight", 1.0))
+        return ids
 
     def update(self, doc_id: str, **changes: Any) -> str:
         self._writable()
@@ -268,3 +282,14 @@ def _refuse_stamped(fields: Mapping[str, Any]) -> None:
 
 def _without(fields: Mapping[str, Any], name: str) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if key != name}
+
+
+def _batch_id(ref: Any, ids: Sequence[str]) -> str:
+    """An id, or ``"#N"``: the id of the Nth item written in the same batch."""
+    if not isinstance(ref, str) or not ref:
+        raise InvalidInput("a link's src and dst are ids, or #N for the Nth item of the batch")
+    if not ref.startswith("#"):
+        return ref
+    if not ref[1:].isdigit() or int(ref[1:]) >= len(ids):
+        raise InvalidInput(f"{ref!r} names no item of this batch ({len(ids)} items: #0..)")
+    return ids[int(ref[1:])]

@@ -414,6 +414,25 @@ def test_compression_level_is_set_and_filtered(ana: httpx.Client) -> None:
     )
 
 
+def test_a_batch_with_links_is_one_transaction(ana: httpx.Client) -> None:
+    """POST /v1/items/batch takes links among its items (#N) and to readable items."""
+    older = ana.post("/v1/items", json={"text": "the old plan"}).json()["id"]
+    body = {
+        "items": [{"text": "new plan: two ponds"}, {"text": "why: the herons"}],
+        "links": [
+            {"src": "#0", "dst": "#1", "type": "derived_from"},
+            {"src": "#0", "dst": older, "type": "supersedes"},
+        ],
+    }
+    plan, why = ana.post("/v1/items/batch", json=body).json()["ids"]
+    edges = ana.get(f"/v1/items/{plan}/links").json()["edges"]
+    assert {(e["dst"], e["type"]) for e in edges} == {(why, "derived_from"), (older, "supersedes")}
+    bad = {"items": [{"text": "never kept"}], "links": [{"src": "#0", "dst": "no-such-id"}]}
+    error(ana.post("/v1/items/batch", json=bad), 404, "not_found")
+    found = ana.post("/v1/search", json={"query": "never kept", "mode": "keyword"}).json()
+    assert found["hits"] == []
+
+
 # --- results an agent can act on (issue 15) ----------------------------------------------
 
 

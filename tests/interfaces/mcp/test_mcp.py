@@ -46,6 +46,7 @@ ALL_TOOLS = {
     "knowledge_neighbors",
     "knowledge_stats",
     "knowledge_get_many",
+    "knowledge_write_many",
 }
 
 
@@ -463,6 +464,28 @@ def test_an_agent_compresses_its_memories(ana_other_session: Mcp) -> None:
     )
     assert [r["id"] for r in found["results"]] == [summary["id"]]
     assert mcp.call("knowledge_get", id=raw[0]["id"])["compression_level"] == 1
+
+
+def test_memories_and_their_links_are_written_in_one_transaction(ana: Mcp) -> None:
+    """knowledge_write_many: a batch with links, all or none (issue 30)."""
+    made = ana.call(
+        "knowledge_write_many",
+        items=[
+            {"text": "decision: the heron pond gets a net", "tags": ["decision"]},
+            {"text": "evidence: fish went missing twice", "ttl_seconds": 3600},
+        ],
+        links=[{"src": "#0", "dst": "#1", "type": "derived_from"}],
+    )
+    decision, evidence = made["ids"]
+    links = ana.call("knowledge_neighbors", id=decision)["links"]
+    assert [(link["dst"], link["type"]) for link in links] == [(evidence, "derived_from")]
+    before = ana.call("knowledge_stats")["documents"]
+    refused = ana.fail(
+        "knowledge_write_many", items=[{"text": "kept?"}], links=[{"src": "#0", "dst": "#5"}]
+    )
+    assert refused.startswith("invalid_input") and "#5" in refused
+    assert ana.call("knowledge_stats")["documents"] == before  # none of it was written
+    assert "author" in ana.fail("knowledge_write_many", items=[{"text": "x", "author": "bo"}])
 
 
 def test_the_model_writes_its_own_variants(ana: Mcp) -> None:

@@ -1,6 +1,7 @@
 """HTTP routes beyond one item at a time: batches, restore and the server's version.
 
-``POST /v1/items/batch`` writes many items in one transaction (all or none);
+``POST /v1/items/batch`` writes many items, and links among them, in one transaction
+(all or none);
 ``POST /v1/items/get`` reads many by id (``null`` for each one the caller cannot see,
 the same answer as ``GET /v1/items/{id}``'s 404); ``POST /v1/items/{id}/restore`` undoes
 a delete; ``GET /v1/version`` says what is serving.
@@ -22,12 +23,25 @@ from trove.interfaces.workspaces import Workspaces
 MAX_BATCH = 1000
 
 
+class BatchLink(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    src: str = Field(description="An id, or #N: the Nth item of this batch (from 0).")
+    dst: str = Field(description="An id, or #N: the Nth item of this batch (from 0).")
+    type: str = "relates_to"
+    weight: float = 1.0
+
+
 class BatchWriteBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     items: list[WriteBody] = Field(
         min_length=1,
         max_length=MAX_BATCH,
         description="Items as for POST /v1/items; written in one transaction (all or none).",
+    )
+    links: list[BatchLink] = Field(
+        default_factory=list,
+        max_length=MAX_BATCH,
+        description="Links among the items (or to items you can read), in the same transaction.",
     )
 
 
@@ -66,8 +80,9 @@ def add_batch_routes(
     def add_many(body: BatchWriteBody, who: auth) -> dict[str, Any]:
         """Add or upsert many items at once; their ids in the order sent."""
         items = [item.model_dump(exclude_unset=True) for item in body.items]
+        links = [link.model_dump() for link in body.links]
         with workspaces.write(who.rights, who.session) as ws:
-            return {"ids": ws.write_many(items)}
+            return {"ids": ws.write_many(items, links)}
 
     @app.post("/v1/items/get", tags=["read"], response_model=ItemsOut, responses=read_errors)
     def get_many(body: BatchGetBody, who: auth) -> dict[str, Any]:

@@ -1,14 +1,17 @@
 """More MCP tools, offered after the core ones (:mod:`.tools`) with the same workspace
 rules and strict schemas: ``knowledge_get_many``, ``knowledge_neighbors``,
-``knowledge_stats``, ``knowledge_unlink`` and ``knowledge_restore``.
+``knowledge_stats``, ``knowledge_write_many``, ``knowledge_unlink`` and
+``knowledge_restore``.
 """
 
 # No `from __future__ import annotations`: the SDK reads these signatures at runtime.
 
+import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from trove.interfaces.config import ServerConfig
@@ -54,6 +57,47 @@ class MoreTools:
                 links.append({**edge.to_dict(), "direction": direction, "title": title})
         return {"id": id, "links": links}
 
+    def knowledge_write_many(
+        self,
+        ctx: Context,
+        items: Annotated[
+            list[dict[str, Any]],
+            Field(
+                min_length=1,
+                max_length=100,
+                description="Memories, each with the fields of knowledge_write (text, "
+                "title, tags, scope, dedupe_key, importance, ...).",
+            ),
+        ],
+        links: Annotated[
+            list[dict[str, Any]] | None,
+            Field(
+                max_length=100,
+                description="Links to make with them: src, dst, type, weight; src or dst "
+                "may be #N, the Nth item of items (from 0), e.g. a decision derived_from "
+                "its evidence.",
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Save several memories and the links between them at once: all are kept, or none
+        if one is refused. Returns their ids in order."""
+        with self.tools._workspace(ctx, write=True) as ws:
+            return {"ids": ws.write_many([self._item(item) for item in items], links or ())}
+
+    def _item(self, item: dict[str, Any]) -> dict[str, Any]:
+        """A batch item in knowledge_write's terms, as the library takes it."""
+        fields = set(inspect.signature(self.tools.knowledge_write).parameters) - {"ctx"}
+        unknown = set(item) - fields
+        if unknown:
+            name = sorted(unknown)[0]
+            raise ToolError(f"invalid_request: items: {name}: unknown argument")
+        if "text" not in item:
+            raise ToolError("invalid_request: items: text: required")
+        ttl = item.get("ttl_seconds")
+        return {k: v for k, v in item.items() if k != "ttl_seconds"} | (
+            {} if ttl is None else {"ttl": ttl}
+        )
+
     def knowledge_unlink(
         self,
         ctx: Context,
@@ -87,6 +131,8 @@ def more_tools(tools: Any, config: ServerConfig) -> list[tuple[Callable[..., Any
     ]
     if config.rights.allow_write:
         offered.append((more.knowledge_unlink, "Unlink two items", changing(destructive=True)))
+        batch = (more.knowledge_write_many, "Save several memories", changing(destructive=True))
+        offered.append(batch)
     if config.rights.allow_delete:
         restore = (more.knowledge_restore, "Restore a deleted item", changing(destructive=False))
         offered.append(restore)
