@@ -14,6 +14,9 @@ from trove.interfaces.workspaces import Workspaces
 
 
 def add_read_routes(app: FastAPI, workspaces: Workspaces) -> None:
+    # Before /v1/items/{doc_id}, which would take "by-key" for an id (ids are hex).
+    add_key_route(app, workspaces)
+
     @app.post(
         "/v1/search",
         tags=["read"],
@@ -27,24 +30,6 @@ def add_read_routes(app: FastAPI, workspaces: Workspaces) -> None:
         with workspaces.read(who.rights, who.session) as ws:
             hits = ws.search(options.pop("query", ""), **options)
         return {"hits": [hit.to_dict() for hit in hits], **getattr(hits, "meta", dict)()}
-
-    # Before /v1/items/{doc_id}, which would take "by-key" for an id (ids are hex).
-    @app.get(
-        "/v1/items/by-key", tags=["read"], response_model=out.ItemOut, responses=out.READ_ERRORS
-    )
-    def get_by_key(
-        who: Auth,
-        dedupe_key: str | None = None,
-        source: str | None = None,
-        source_id: str | None = None,
-        scope: ItemScope = "workspace",
-    ) -> dict[str, Any]:
-        """The item written under a key: `dedupe_key`, or `source` and `source_id`."""
-        with workspaces.read(who.rights, who.session) as ws:
-            doc = ws.get_by_key(source, source_id, dedupe_key=dedupe_key, scope=scope)
-        if doc is None:  # absent, expired, deleted or not yours: the same answer
-            raise HTTPException(404, "no document with that key")
-        return doc.to_dict()
 
     @app.get(
         "/v1/items/{doc_id}", tags=["read"], response_model=out.ItemOut, responses=out.READ_ERRORS
@@ -109,3 +94,24 @@ def add_write_routes(app: FastAPI, workspaces: Workspaces) -> None:
         with workspaces.write(who.rights, who.session) as ws:
             now_deleted = ws.delete(doc_id, hard=hard)
         return {"id": doc_id, "deleted": True, "already_deleted": not now_deleted}
+
+
+def add_key_route(app: FastAPI, workspaces: Workspaces) -> None:
+    """Reading an item by the natural key it was written with, instead of its id."""
+
+    @app.get(
+        "/v1/items/by-key", tags=["read"], response_model=out.ItemOut, responses=out.READ_ERRORS
+    )
+    def get_by_key(
+        who: Auth,
+        dedupe_key: str | None = None,
+        source: str | None = None,
+        source_id: str | None = None,
+        scope: ItemScope = "workspace",
+    ) -> dict[str, Any]:
+        """The item written under a key: `dedupe_key`, or `source` and `source_id`."""
+        with workspaces.read(who.rights, who.session) as ws:
+            doc = ws.get_by_key(source, source_id, dedupe_key=dedupe_key, scope=scope)
+        if doc is None:  # absent, expired, deleted or not yours: the same answer
+            raise HTTPException(404, "no document with that key")
+        return doc.to_dict()
