@@ -94,6 +94,7 @@ def pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
 MODULES = {
     "agent": ("enrich", "events", "probe", "settings"),
     "check": ("check",),
+    "clusters": ("cluster",),
     "commands": ("add", "get", "purge", "reembed", "restore", "rm", "search"),
     "edit": ("link", "links", "unlink", "update"),
     "eval": ("eval",),
@@ -114,6 +115,7 @@ SUMMARIES = {
     "backup": "Copy the store to DEST (a new file) while others keep writing; restore",
     "check": "Check the store file: SQLite's and FTS5's integrity checks, chunks",
     "clear": "Remove every document of NAMESPACE for good (asks first; no undo).",
+    "cluster": "Named groups of documents with a rolling summary and a decision log.",
     "dedupe": "Fold near-duplicate documents into canonical ones (nothing is deleted;",
     "enrich": "Ask the configured LLM ($TROVE_LLM) for a summary, keywords and entities",
     "eval": "Measure search quality: nDCG@10, recall@10/100, MRR@10 and latency",
