@@ -14,7 +14,7 @@ from trove import listing, store_writes, validate
 from trove.backends.base import LocalIndexes
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
-from trove.errors import InvalidQuery
+from trove.errors import InvalidQuery, NotFound
 from trove.event_kinds import EVENT_KINDS
 from trove.events import Events
 from trove.expansion_counts import CacheCounts
@@ -254,6 +254,18 @@ class Store:
         if record_access:
             self.access.note([doc.id])
         return doc
+
+    def chunk_vectors(self, doc_id: str) -> list[list[float] | None]:
+        """The stored vector of each chunk of a live document, in chunk order (None for a
+        chunk without one; ``[]`` in a store without vectors): the caller's own as they were
+        normalized, or the embedder's. NotFound if the document is not live."""
+        if self.peek(doc_id) is None:
+            raise NotFound(f"no document with id {doc_id!r}")
+        lock = self.backend.vector_lock()
+        if lock is None:
+            return []
+        rows = self.backend.export_chunks([doc_id], lock.table).get(doc_id, [])
+        return [None if vector is None else vector.tolist() for _, vector in rows]
 
     def original(self, doc_id: str) -> originals.Original:
         """The bytes ``doc_id`` was made from, with file name and media type (NotFound if

@@ -88,6 +88,11 @@ class Workspace:
         doc_id = key_id(source, source_id, dedupe_key, self.namespace, scope, self.session)
         return self.get(doc_id)
 
+    def chunk_vectors(self, doc_id: str) -> builtins.list[builtins.list[float] | None]:
+        """Its chunks' vectors, if this workspace can see the document; else NotFound."""
+        self._require(doc_id)
+        return self.store.chunk_vectors(doc_id)
+
     def original_info(self, doc_id: str) -> OriginalInfo:
         """Its original's name, type and size, if this workspace can see the document;
         otherwise NotFound, as if absent."""

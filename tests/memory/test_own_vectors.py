@@ -124,3 +124,18 @@ def test_a_store_of_callers_vectors_reopens_with_default_options(durable_target:
         with pytest.raises(InvalidQuery, match=r"callers' own: search with vector="):
             kb.search("heron", mode="hybrid")
         assert kb.stats().chunks_without_vectors == 1 and not kb.vectors.loaded
+
+
+def test_vectors_are_read_back(store_target: str) -> None:
+    """Store.chunk_vectors: each chunk's stored vector, the caller's own normalized (issue
+    30: vectors could not be read back)."""
+    with trove.open(store_target, embedder=None) as kb:
+        doc_id = kb.add("a vector of my own", vector=[3, 0, 0, 4])
+        assert kb.chunk_vectors(doc_id) == [pytest.approx([0.6, 0, 0, 0.8])]
+        plain = kb.add("no vector here")
+        assert kb.chunk_vectors(plain) == [None]
+        kb.delete(doc_id)
+        with pytest.raises(trove.NotFound):
+            kb.chunk_vectors(doc_id)
+    with trove.open(":memory:", embedder=None) as kb:
+        assert kb.chunk_vectors(kb.add("a store without vectors")) == []

@@ -375,6 +375,9 @@ def test_an_item_brings_its_own_vector_and_is_found_by_it(ana: httpx.Client) -> 
     assert "64" in error(wrong, 422, "invalid_input")
     batch = ana.post("/v1/items/batch", json={"items": [{"text": "a lark", "vector": mine}]})
     assert batch.status_code == 200, batch.text
+    read = ana.get(f"/v1/items/{made.json()['id']}", params={"with_vectors": "true"}).json()
+    assert read["vectors"] == [pytest.approx(mine)]
+    assert "vectors" not in ana.get(f"/v1/items/{made.json()['id']}").json()
 
 
 def test_an_item_is_read_back_by_the_key_it_was_written_with(ana: httpx.Client, url: str) -> None:

@@ -406,6 +406,8 @@ def test_a_memory_brings_its_own_vector(ana: Mcp) -> None:
     written = ana.call("knowledge_write", text="a badger digs at night", vector=mine)
     found = ana.call("knowledge_search", query="", vector=mine, limit=1, min_score=0)
     assert found["results"][0]["id"] == written["id"]
+    read = ana.call("knowledge_get", id=written["id"], with_vectors=True)
+    assert read["vectors"] == [pytest.approx(mine)]
     assert "64" in ana.fail("knowledge_write", text="a vole", vector=[1.0, 0.0])
 
 

@@ -32,15 +32,21 @@ def add_read_routes(app: FastAPI, workspaces: Workspaces) -> None:
         return {"hits": [hit.to_dict() for hit in hits], **getattr(hits, "meta", dict)()}
 
     @app.get(
-        "/v1/items/{doc_id}", tags=["read"], response_model=out.ItemOut, responses=out.READ_ERRORS
+        "/v1/items/{doc_id}",
+        tags=["read"],
+        response_model=out.ItemOut,
+        response_model_exclude_unset=True,  # vectors only when asked for
+        responses=out.READ_ERRORS,
     )
-    def get(doc_id: str, who: Auth) -> dict[str, Any]:
-        """One item with its full text and provenance."""
+    def get(doc_id: str, who: Auth, with_vectors: bool = False) -> dict[str, Any]:
+        """One item with its full text and provenance (`with_vectors`: and its chunks'
+        stored vectors)."""
         with workspaces.read(who.rights, who.session) as ws:
             doc = ws.get(doc_id)
-        if doc is None:  # absent, expired, deleted or not yours: the same answer
-            raise HTTPException(404, f"no document with id {doc_id!r}")
-        return doc.to_dict()
+            if doc is None:  # absent, expired, deleted or not yours: the same answer
+                raise HTTPException(404, f"no document with id {doc_id!r}")
+            vectors = {"vectors": ws.chunk_vectors(doc_id)} if with_vectors else {}
+        return doc.to_dict() | vectors
 
     @app.get("/v1/items", tags=["read"], response_model=out.PageOut, responses=out.READ_ERRORS)
     def list_items(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Out(BaseModel):
@@ -96,6 +96,9 @@ class ItemOut(_Out):
     semantic_text: str | None = None
     expired: bool
     deleted: bool
+    vectors: list[list[float] | None] | None = Field(
+        None, description="With ?with_vectors=true: each chunk's stored vector, in order."
+    )
 
 
 class PageOut(_Out):

@@ -235,6 +235,9 @@ class KnowledgeTools:
         scope: Annotated[
             ItemScope, Field(description="The scope it was written in (with a key).")
         ] = "workspace",
+        with_vectors: Annotated[
+            bool, Field(description="Also return each passage's stored vector, in order.")
+        ] = False,
     ) -> dict[str, Any]:
         """Read one item in full: its text and where it came from. Name it by id, or by the
         key it was written with (dedupe_key, or source and source_id)."""
@@ -246,9 +249,10 @@ class KnowledgeTools:
                 named = f"key {dedupe_key or source_id!r}"
             else:
                 raise ToolError("invalid_request: give an id, or a key, not both")
-        if doc is None:
-            raise ToolError(f"not_found: no item with {named} (it may be deleted or expired)")
-        return document(doc)
+            if doc is None:
+                raise ToolError(f"not_found: no item with {named} (it may be deleted or expired)")
+            vectors = {"vectors": ws.chunk_vectors(doc.id)} if with_vectors else {}
+        return document(doc) | vectors
 
     def knowledge_update(
         self,
