@@ -421,7 +421,7 @@ def test_a_batch_with_links_is_one_transaction(ana: httpx.Client) -> None:
     """POST /v1/items/batch takes links among its items (#N) and to readable items."""
     older = ana.post("/v1/items", json={"text": "the old plan"}).json()["id"]
     body = {
-        "items": [{"text": "new plan: two ponds"}, {"text": "why: the herons"}],
+        "items": [{"text": "new plan: two ponds"}, {"text": "why: the egrets"}],
         "links": [
             {"src": "#0", "dst": "#1", "type": "derived_from"},
             {"src": "#0", "dst": older, "type": "supersedes"},

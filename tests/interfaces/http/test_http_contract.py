@@ -136,7 +136,9 @@ def test_the_schema_describes_the_real_responses(url: str) -> None:
                 err = responses[status]["content"]["application/json"]["schema"]
                 assert _properties(schema, err) == {"error"}
         item = _properties(schema, {"$ref": "#/components/schemas/ItemOut"})
-        assert set(real[("/v1/items/{doc_id}", "get")]) == item
+        assert set(real[("/v1/items/{doc_id}", "get")]) | {"vectors"} == item
+        asked = c.get(f"/v1/items/{doc_id}", params={"with_vectors": "true"}).json()
+        assert set(asked) == item  # vectors only when asked for
         hit = _properties(schema, {"$ref": "#/components/schemas/HitOut"})
         assert set(real[("/v1/search", "post")]["hits"][0]) <= hit
         write = schema["paths"]["/v1/items"]["post"]["responses"]
