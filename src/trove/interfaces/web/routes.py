@@ -104,7 +104,7 @@ class Pages:
             doc=doc,
             original=original,
             fields=fields(doc),
-            rendered=markdown(doc.text),
+            rendered=markdown(doc.text, doc.doc_type),
             links=links,
             can_restore=who.allow_delete,
             **common,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trove.errors import MissingDependency
+from trove.search import snippet_text
 
 try:
     import jinja2
@@ -69,9 +70,12 @@ def _image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
     )
 
 
-def markdown(text: str) -> Markup:
-    """Rendered Markdown; raw HTML in the text is escaped, not passed through."""
-    return Markup(_markdown().render(text))  # markdown-it escapes: html off
+def markdown(text: str, doc_type: str) -> Markup:
+    """Rendered Markdown; raw HTML in the text is escaped, not passed through. A Markdown
+    note's front matter and comments are left out, as search leaves them out: its fields
+    are shown above, and CommonMark would make the block a heading."""
+    shown = snippet_text.mask(text, doc_type)
+    return Markup(_markdown().render(shown))  # markdown-it escapes: html off
 
 
 def highlight(snippet: str) -> Markup:
