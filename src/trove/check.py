@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from trove.errors import StoreError
+from trove.errors import CorruptStore, StoreError
+from trove.search.snippet_text import mask
 
 if TYPE_CHECKING:
     from trove.store import Store
@@ -51,7 +52,11 @@ def check(store: Store) -> CheckReport:
             pass  # a read-only file: FTS5 checks by writing a command row
         except apsw.Error as exc:
             report.problems.append(f"{table}: {exc}")
-    _documents(conn, report)
+    try:
+        _documents(conn, report)
+    except CorruptStore:  # the rows cannot be read: SQLite's lines above say where
+        report.problems.append("documents and chunks cannot be read: the file is damaged")
+        return report
     lock = backend.vector_lock()
     if lock is not None:
         report.vectors = backend.vector_count()
@@ -72,11 +77,13 @@ def _documents(conn: object, report: CheckReport) -> None:
     ):
         spans.setdefault(str(doc_id), []).append((int(start), int(end)))
         report.chunks += 1
-    for doc_id, text, digest in execute("SELECT id, text, content_hash FROM document"):
+    for doc_id, text, doc_type, digest in execute(
+        "SELECT id, text, doc_type, content_hash FROM document"
+    ):
         report.documents += 1
         if hashlib.sha256(str(text).encode("utf-8")).hexdigest() != digest:
             report.problems.append(f"{doc_id}: text does not match its content hash")
-        if not _covers(spans.get(str(doc_id), []), len(str(text))):
+        if not covers(spans.get(str(doc_id), []), mask(str(text), str(doc_type or ""))):
             report.problems.append(f"{doc_id}: its chunks do not cover its text")
     for key in ("source, source_id", "scope, dedupe_key"):
         duplicates = execute(
@@ -88,13 +95,13 @@ def _documents(conn: object, report: CheckReport) -> None:
         ]
 
 
-def _covers(spans: list[tuple[int, int]], length: int) -> bool:
-    """Chunks cover a text when they start at 0, leave no gap and end at its end."""
-    if not spans:
-        return length == 0
+def covers(spans: list[tuple[int, int]], text: str) -> bool:
+    """Chunks cover a text when every character outside them is blank: chunking drops
+    whitespace-only spans, and ``text`` is given masked (``snippet_text.mask``), so a
+    Markdown note's front matter and comments, which are never indexed, count as blank."""
     reached = 0
     for start, end in spans:
-        if start > reached:
+        if start < 0 or end > len(text) or (start > reached and text[reached:start].strip()):
             return False
         reached = max(reached, end)
-    return spans[0][0] == 0 and reached == length
+    return not text[reached:].strip()

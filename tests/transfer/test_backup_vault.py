@@ -70,6 +70,46 @@ def test_backup_refuses_to_overwrite_and_restores(tmp_path: Path) -> None:
         assert kb.get(doc).text == "kept safe"  # type: ignore[union-attr]
 
 
+def test_backup_into_a_missing_folder_names_that_folder(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    with trove.open(db, embedder=None) as kb:
+        kb.add("kept safe")
+    dest = tmp_path / "no" / "such" / "copy.db"
+    result = CliRunner().invoke(cli, ["--db", str(db), "backup", str(dest)])
+    assert result.exit_code == 1
+    assert f"the folder {dest.parent} does not exist" in result.output
+    assert not (tmp_path / "no").exists()
+
+
+# A child that backs up under a file size limit the copy outgrows: the disk is "full".
+FULL = """
+import resource, sys
+from trove.transfer.backup import backup
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
+try:
+    backup(sys.argv[1], sys.argv[2])
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def test_backup_onto_a_full_disk_says_why_and_leaves_nothing(tmp_path: Path) -> None:
+    db, dest = tmp_path / "kb.db", tmp_path / "copy.db"
+    with trove.open(db, embedder=None) as kb:
+        kb.add_many([{"text": f"note {i} " * 200} for i in range(100)])
+    limit = db.stat().st_size // 3
+    done = subprocess.run(
+        [sys.executable, "-c", FULL, str(db), str(dest), str(limit)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.startswith("StoreError "), done.stdout + done.stderr
+    assert "not an error" not in done.stdout
+    assert f"cannot write {dest}.partial: File too large" in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("copy")) == []
+
+
 def test_backup_of_postgres_is_refused(pg_target: str, tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="pg_dump"):
         backup(pg_target, tmp_path / "x.db")

@@ -26,6 +26,10 @@ from trove.models import Document
 if TYPE_CHECKING:
     from trove.store import Store
 
+# A note's own YAML front matter, as the Markdown reader finds it.
+_FRONT_MATTER = re.compile(
+    r"\A\ufeff?---[ \t]*\r?\n(?P<body>(?:.*\r?\n)*?)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)"
+)
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\s]+')
 _PAGE = 200
 
@@ -79,7 +83,8 @@ def _names(docs: list[Document]) -> dict[str, str]:
 
 
 def _note(doc: Document, links: list[tuple[str, str]]) -> str:
-    head: dict[str, Any] = {"title": doc.title or doc.source_id or doc.id}
+    own, body = _own_front_matter(doc.text)
+    head: dict[str, Any] = {**own, "title": doc.title or doc.source_id or doc.id}
     if doc.tags:
         head["tags"] = list(doc.tags)
     if doc.author:
@@ -94,11 +99,29 @@ def _note(doc: Document, links: list[tuple[str, str]]) -> str:
         trove["participants"] = list(doc.participants)
     if doc.importance is not None:
         trove["importance"] = doc.importance
-    if doc.metadata:
-        trove["metadata"] = doc.metadata
+    # Keys the note's own front matter holds come back from it on ingest.
+    metadata = {k: v for k, v in doc.metadata.items() if k not in own}
+    if metadata:
+        trove["metadata"] = metadata
     head["trove"] = trove
     front = yaml.safe_dump(head, allow_unicode=True, sort_keys=False, width=1_000_000)
-    body = doc.text if doc.text.endswith("\n") else doc.text + "\n"
+    body = body if body.endswith("\n") else body + "\n"
     if links:
         body += "\n## Links\n\n" + "".join(f"- {kind}: [[{name}]]\n" for kind, name in links)
     return f"---\n{front}---\n\n{body}"
+
+
+def _own_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """A note's own front matter (as a mapping) and the text after it, so the exported
+    note has one block: ingest reads only the first, and a second would show as text.
+    Front matter that is not a YAML mapping stays in the body, as stored."""
+    found = _FRONT_MATTER.match(text)
+    if not found:
+        return {}, text
+    try:
+        own = yaml.safe_load(found.group("body"))
+    except yaml.YAMLError:
+        return {}, text
+    if not isinstance(own, dict):
+        return {}, text
+    return {str(k): v for k, v in own.items()}, text[found.end() :].lstrip("\r\n")

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import apsw
 import pytest
 from click.testing import CliRunner
 
 import trove
-from trove.errors import CorruptStore, NotATroveStore
+from trove.errors import CorruptStore, NotATroveStore, StoreError
 from trove.interfaces.cli import cli
 
 
@@ -98,3 +102,69 @@ def test_trove_check_reports_a_sound_store_and_a_half_written_one(tmp_path: Path
     assert result.exit_code == 1
     assert "does not match its content hash" in result.output
     assert "do not cover its text" in result.output
+
+
+@contextmanager
+def _unwritable(folder: Path) -> Iterator[None]:
+    """``folder`` and its files made read-only for this process, for real: modes, and for
+    root (whom modes do not stop) the immutable attribute as well, which the kernel
+    enforces for root too. Undone afterwards so the test folder can be removed."""
+    files = list(folder.iterdir())
+    for path in files:
+        path.chmod(0o444)
+    folder.chmod(0o555)
+    immutable = os.geteuid() == 0
+    try:
+        if immutable:
+            done = subprocess.run(["chattr", "+i", str(folder)], capture_output=True)
+            if done.returncode:
+                pytest.skip(f"root, and chattr +i fails here: {done.stderr!r}")
+        assert not os.access(folder, os.W_OK)  # the kernel says so: the test is real
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=False)
+        folder.chmod(0o700)
+        for path in files:
+            path.chmod(0o600)
+
+
+@pytest.mark.sqlite_only
+def test_a_store_in_a_read_only_folder_answers_searches_and_refuses_writes(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "shelf"
+    folder.mkdir()
+    path = folder / "kb.db"
+    with trove.open(path, embedder="hash:64") as kb:
+        kb.add("kept for reading on a read-only shelf", source="s", source_id="1")
+    before = sorted(os.listdir(folder))
+    with _unwritable(folder), trove.open(path, embedder="hash:64") as kb:
+        for mode in ("keyword", "semantic", "hybrid"):
+            assert [h.source_id for h in kb.search("reading shelf", mode=mode)] == ["1"]
+        assert kb.get(kb.search("reading")[0].doc_id) is not None
+        with pytest.raises(StoreError, match=r"kb\.db is open read-only"):
+            kb.add("a new note", source="s", source_id="2")
+        assert kb.stats().documents == 1
+    # Nothing was made beside the file: no -wal or -shm, no index cache.
+    assert sorted(os.listdir(folder)) == before
+
+
+@pytest.mark.sqlite_only
+def test_damage_met_by_a_search_names_the_file_and_trove_check(tmp_path: Path) -> None:
+    path = tmp_path / "kb.db"
+    _filled(path)
+    conn = apsw.Connection(str(path))
+    [[page_size]] = conn.execute("PRAGMA page_size")
+    leaves = [p for (p,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'chunk'")]
+    conn.close()
+    with path.open("r+b") as handle:  # the chunk table's pages: opening reads none of them
+        for page in leaves[1:]:
+            handle.seek((page - 1) * page_size)
+            handle.write(b"\xff" * page_size)
+    damaged = r"kb\.db is damaged .*`trove --db .* check`"
+    with trove.open(path, embedder=None) as kb, pytest.raises(CorruptStore, match=damaged):
+        kb.search("note 17")
+    result = CliRunner().invoke(cli, ["--db", str(path), "--embedder", "none", "check"])
+    assert result.exit_code == 1
+    assert "cannot be read: the file is damaged" in result.output

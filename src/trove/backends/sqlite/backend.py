@@ -29,7 +29,12 @@ from trove.backends.sqlite.files import FileStorage
 from trove.backends.sqlite.filters import DIALECT, FilterQueries
 from trove.backends.sqlite.lifecycle import LifecycleStorage
 from trove.backends.sqlite.originals import OriginalStorage
-from trove.backends.sqlite.schema import check_is_trove, migrate, word_tokenizer
+from trove.backends.sqlite.schema import (
+    LATEST_VERSION,
+    check_is_trove,
+    migrate,
+    word_tokenizer,
+)
 from trove.backends.sqlite.search import KeywordSearch
 from trove.backends.sqlite.snippets import Snippets
 from trove.backends.sqlite.stats import Statistics
@@ -68,6 +73,11 @@ class SQLiteBackend(
         self.conn, version = open_connection(self.path, busy_timeout_ms, check_is_trove)
         self._depth = 0
         load_extension(self.conn.raw)
+        if self.conn.read_only and version < LATEST_VERSION:
+            raise StoreError(
+                f"{self.path} needs its schema upgraded (version {version} to "
+                f"{LATEST_VERSION}) but cannot be written; open it once with write access"
+            )
         migrate(self.conn.raw, version)
         self._word_tokenizer = word_tokenizer(self.conn.raw)
         self._chunk_changes = ([], [])
@@ -101,6 +111,11 @@ class SQLiteBackend(
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic write; nests (inner blocks join the outer transaction)."""
+        if self.conn.read_only:
+            raise StoreError(
+                f"{self.path} is open read-only (the file or its folder is not writable): "
+                "searches and reads work, writes do not"
+            )
         with self.conn.lock:
             if self._depth:
                 self._depth += 1

@@ -13,7 +13,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -26,8 +26,12 @@ from trove.models import Document
 class SerializedConnection:
     """The parts of :class:`apsw.Connection` trove uses, safe to call from any thread."""
 
-    def __init__(self, conn: apsw.Connection) -> None:
+    def __init__(self, conn: apsw.Connection, path: str = "", read_only: bool = False) -> None:
         self.raw = conn
+        self.path = path
+        # Opened read-only (the file or its folder is not writable): writes are refused
+        # before SQLite is asked, and nothing is written beside the file.
+        self.read_only = read_only
         # Reentrant: a transaction (backend.py) holds it while its thread runs statements.
         self.lock = threading.RLock()
         # Why the open transaction can only roll back (a batch's rows left unindexed:
@@ -35,13 +39,22 @@ class SerializedConnection:
         self.broken: BaseException | None = None
 
     def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-        with self.lock:
+        with self.lock, self.damage():
             return [tuple(row) for row in self.raw.execute(sql, params)]
 
     def executemany(self, sql: str, rows: Any) -> None:
-        with self.lock:
+        with self.lock, self.damage():
             for _ in self.raw.executemany(sql, rows):
                 pass
+
+    @contextlib.contextmanager
+    def damage(self) -> Iterator[None]:
+        """A damaged page met by any statement (a search can reach one that opening did
+        not) is a CorruptStore naming the file, not apsw's bare "disk image is malformed"."""
+        try:
+            yield
+        except (apsw.CorruptError, apsw.NotADBError):
+            raise CorruptStore(DAMAGED.format(path=self.path or ":memory:")) from None
 
     def changes(self) -> int:
         with self.lock:
@@ -109,8 +122,9 @@ class Connected:
 # a read-only file or mount.
 UNWRITABLE = (apsw.FullError, apsw.IOError, apsw.ReadOnlyError)
 DAMAGED = (
-    "{path} is damaged (truncated or corrupt); trove does not repair stores: restore it "
-    "from a backup, or `sqlite3 {path} .recover` a copy"
+    "{path} is damaged (truncated or corrupt); `trove --db {path} check` lists what is "
+    "wrong. trove does not repair stores: restore it from a backup, or `sqlite3 {path} "
+    ".recover` a copy"
 )
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 # Page cache (SQLite's default is 2 MB). To read, 32 MB: each process that serves a store
@@ -129,13 +143,15 @@ def open_connection(
     """The connection to a store file (created if missing) and its schema version, as
     ``version_of`` reads it (and refuses what is not a trove store)."""
     memory = path == ":memory:"
+    read_only = not memory and not writable(path)
     if not memory:
         check_is_sqlite(path)
+    if not memory and not read_only:
         create_private(path)
     try:
-        raw = apsw.Connection(path)
+        raw = apsw.Connection(*_arguments(path, read_only))
         raw.set_busy_timeout(busy_timeout_ms)
-        conn = SerializedConnection(raw)
+        conn = SerializedConnection(raw, path, read_only)
         version = version_of(conn, path)
     except apsw.NotADBError:
         raise NotATroveStore(f"{path} is not a SQLite database") from None
@@ -143,7 +159,7 @@ def open_connection(
         raise CorruptStore(DAMAGED.format(path=path)) from None
     except apsw.CantOpenError as exc:
         raise StoreError(f"cannot open {path}: {exc}") from None
-    if not memory:
+    if not memory and not read_only:
         use_wal(conn, path, busy_timeout_ms)
         conn.execute("PRAGMA synchronous = NORMAL")
         set_cache(conn, READ_CACHE_KB)
@@ -153,6 +169,39 @@ def open_connection(
         conn.execute("PRAGMA wal_autocheckpoint = 10000")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn, version
+
+
+def writable(path: str) -> bool:
+    """Whether a store file can be written: the file, and its folder (where SQLite
+    creates the -wal and -shm files) unless both of those exist writable already.
+
+    ``os.access`` asks the kernel, so a read-only mount or an immutable file or folder
+    counts as read-only for root too (file modes alone do not stop root)."""
+    if not os.path.exists(path):
+        return True  # to be created: making it says why not, if it cannot be
+    if not os.access(path, os.W_OK):
+        return False
+    if os.access(os.path.dirname(path) or ".", os.W_OK):
+        return True
+    return all(os.access(f"{path}{tail}", os.W_OK) for tail in ("-wal", "-shm"))
+
+
+def _arguments(path: str, read_only: bool) -> tuple[str, int]:
+    """How apsw opens the file: as a read-only URI when it cannot be written.
+
+    ``immutable=1`` reads the file alone, so SQLite creates no -wal or -shm beside it
+    (which a read-only folder refuses, or which would litter a folder that is writable).
+    A log still holding commits must be read with them: then ``mode=ro``, which needs the
+    -shm file too."""
+    if not read_only:
+        return path, apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    wal = f"{path}-wal"
+    logged = os.path.exists(wal) and os.path.getsize(wal) > 0
+    # What a URI path must escape (urllib.parse is not imported here: cold start).
+    escaped = os.path.abspath(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    uri = "file:" + escaped
+    uri += "?mode=ro" if logged else "?immutable=1"
+    return uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
 
 
 def set_cache(conn: SerializedConnection, kib: int) -> None:

@@ -151,6 +151,8 @@ def save_file(
     """Write a cache file beside the store (``write(temporary path, epoch)``) and put it in
     place as its epoch commits to ``meta`` under ``epoch_key``; False when the store or
     its directory cannot be written (read-only: a cache is optional)."""
+    if backend.conn.read_only:
+        return False  # nothing is written beside a store opened read-only
     epoch = secrets.token_hex(16)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:

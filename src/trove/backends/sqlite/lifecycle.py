@@ -70,6 +70,8 @@ class LifecycleStorage(Connected):
 
     def record_access(self, counts: Mapping[str, tuple[int, float]]) -> None:
         """Add reads to documents' access counts: id -> (reads, time of the last)."""
+        if self.conn.read_only:
+            return  # a store opened read-only keeps no counts (reads go on)
         rows = [(n, last, doc_id) for doc_id, (n, last) in sorted(counts.items())]
         try:
             with self.transaction():

@@ -30,8 +30,23 @@ def _hostname(netloc: str) -> str:
         return ""
 
 
+def _origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an origin, the port filled in; None when malformed."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
+    except ValueError:  # a malformed port or bracket
+        return None
+    if not parts.hostname:
+        return None
+    return parts.scheme.lower(), parts.hostname.lower(), port
+
+
 class HostCheck:
-    """Refuse requests whose Host (or Origin) is not this machine, when bound to loopback."""
+    """Refuse requests whose Host is not this machine, when bound to loopback, and those
+    from a page of any other origin: an Origin must be this server's own scheme, host and
+    port (another program on a loopback port is another site; its pages must not post
+    the web page's forms with the browser's cookie)."""
 
     def __init__(self, app: ASGIApp, bind_host: str) -> None:
         self.app = app
@@ -46,7 +61,7 @@ class HostCheck:
         origin = headers.get("origin")
         if _hostname(host) not in LOOPBACK_NAMES:
             problem = (421, "invalid_host", f"Host {host!r} is not this server's address")
-        elif origin is not None and _hostname(urlsplit(origin).netloc) not in LOOPBACK_NAMES:
+        elif origin is not None and _origin(origin) != _origin(f"{scope['scheme']}://{host}"):
             problem = (403, "invalid_origin", f"requests from {origin!r} are not allowed")
         else:
             await self.app(scope, receive, send)

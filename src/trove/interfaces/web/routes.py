@@ -13,21 +13,23 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import parse_qs, quote, urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
 from trove.errors import NotFound, TroveError
 from trove.interfaces.codes import error_code
 from trove.interfaces.config import Rights, ServerConfig
 from trove.interfaces.downloads import headers
-from trove.interfaces.web.views import CSP, fields, markdown, render, stylesheet
+from trove.interfaces.web import search_page
+from trove.interfaces.web.forms import FIELD, FormTokens, form_fields
+from trove.interfaces.web.views import CSP, asset, fields, markdown, render
 from trove.interfaces.workspaces import Workspaces
 from trove.originals import OriginalInfo
 
 COOKIE = "trove_token"
-RESULTS = 20
 PAGE = 50
 # Browse by tag counts the tags of this many of the newest items (tags are not indexed
 # for counting; a scan of the newest is what a person browsing wants first).
@@ -46,6 +48,7 @@ def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
     context.setdefault("error", None)
     context.setdefault("signed_in", False)
     context.setdefault("namespace", "")
+    context.setdefault("form_token", lambda action: "")
     return HTMLResponse(render(template, **context), status, headers=_HEADERS)
 
 
@@ -55,6 +58,28 @@ class Pages:
     def __init__(self, workspaces: Workspaces, config: ServerConfig) -> None:
         self.workspaces = workspaces
         self.config = config
+        self.tokens = FormTokens()
+
+    def form_token(self, request: Request) -> Callable[[str], str]:
+        """``form_token(action)`` for the templates: the token of that form, for the
+        session cookie this request carries."""
+        session = request.cookies.get(COOKIE) or ""
+        return lambda action: self.tokens.token(session, action)
+
+    async def posted(self, request: Request) -> Response | None:
+        """None when a posted form carries its token; else the page that says why not."""
+        given = form_fields(await request.body()).get(FIELD, "")
+        session = request.cookies.get(COOKIE) or ""
+        if self.tokens.valid(given, session, request.url.path):
+            return None
+        message = (
+            "this form is out of date or came from another page; reload the page and send it again"
+        )
+        if request.url.path == "/login":
+            error = {"code": "invalid_form", "message": message}
+            return page("login.html", 403, error=error, form_token=self.form_token(request))
+        common = {"signed_in": bool(session), "form_token": self.form_token(request)}
+        return error_page(403, "invalid_form", message, common, search_page.read_form({}))
 
     def guarded(self, view: Callable[..., Response]) -> Callable[..., Response]:
         """``view(request, who, common, *args)`` for a signed-in caller; else the form."""
@@ -63,27 +88,31 @@ class Pages:
             who = self.config.authenticate(request.cookies.get(COOKIE))
             if who is None:
                 return RedirectResponse("/login", 303)
-            common = {"signed_in": bool(self.config.tokens), "namespace": who.namespace}
+            common = {
+                "signed_in": bool(self.config.tokens),
+                "namespace": who.namespace,
+                "form_token": self.form_token(request),
+            }
             try:
                 return view(request, who, common, *args)
             except TroveError as exc:
                 status, code = error_code(exc)
-                return error_page(status, code, str(exc), common)
+                form = search_page.read_form(request.query_params)
+                return error_page(status, code, str(exc), common, form)
 
         return run
 
     def search(self, request: Request, who: Rights, common: dict[str, Any]) -> Response:
-        form = _form(request)
+        form = search_page.read_form(request.query_params)
         with self.workspaces.read(who) as ws:
             stats = ws.stats()
-            hits = ws.search(form["q"], **_search_options(form)) if form["q"] else None
-            recent = None if hits is not None else ws.list(limit=RESULTS)
-        filters = ("source", "doc_type", "tags", "author", "since", "until")
+            results = search_page.search(ws, form) if form["q"] else None
+            recent = None if results is not None else ws.list(limit=search_page.RESULTS)
         return page(
             "search.html",
             form=form,
-            filtered=any(form[k] for k in filters),
-            hits=hits,
+            filtered=any(form[k] for k in search_page.FILTERS),
+            results=results,
             items=recent.items if recent else [],
             cursor=None,
             next_url="",
@@ -96,7 +125,7 @@ class Pages:
         with self.workspaces.read(who) as ws:
             doc = ws.get(doc_id) or ws.deleted(doc_id)
             if doc is None:
-                return error_page(404, "not_found", f"no document with id {doc_id!r}", common)
+                raise NotFound(f"no document with id {doc_id!r}")
             links = [] if doc.deleted_at else _links(ws, doc_id)
             original = None if doc.deleted_at else _original(ws, doc_id)
         return page(
@@ -104,7 +133,7 @@ class Pages:
             doc=doc,
             original=original,
             fields=fields(doc),
-            rendered=markdown(doc.text),
+            rendered=markdown(doc.text, doc.doc_type),
             links=links,
             can_restore=who.allow_delete,
             **common,
@@ -173,20 +202,36 @@ class Pages:
         return page("stats.html", stats=stats, rows=rows, **common)
 
 
-def error_page(status: int, code: str, message: str, common: dict[str, Any]) -> HTMLResponse:
-    error = {"code": code, "message": message}
-    return page("browse.html", status, error=error, items=[], cursor=None, heading=code, **common)
+def error_page(
+    status: int, code: str, message: str, common: dict[str, Any], form: dict[str, str]
+) -> HTMLResponse:
+    """An error, shown on the search page with the search form (and what was in it)."""
+    return page(
+        "search.html",
+        status,
+        error={"code": code, "message": message},
+        form=form,
+        filtered=any(form[k] for k in search_page.FILTERS),
+        results=None,
+        items=[],
+        cursor=None,
+        next_url="",
+        sources=[],
+        doc_types=[],
+        **common,
+    )
 
 
 def add_web_routes(app: FastAPI, workspaces: Workspaces, config: ServerConfig) -> None:
     pages = Pages(workspaces, config)
     views = (pages.search, pages.doc, pages.restore, pages.browse, pages.stats, pages.original)
-    _routes(app, config, pages.guarded, *views)
+    _routes(app, config, pages, *views)
+    _session_routes(app, config, pages)
 
 
-def _routes(app: FastAPI, config: ServerConfig, guarded: Any, *views: Any) -> None:
+def _routes(app: FastAPI, config: ServerConfig, pages: Pages, *views: Any) -> None:
     search_view, doc_view, restore_view, browse_view, stats_view, original_view = (
-        guarded(v) for v in views
+        pages.guarded(v) for v in views
     )
 
     @app.get("/", include_in_schema=False)
@@ -210,66 +255,50 @@ def _routes(app: FastAPI, config: ServerConfig, guarded: Any, *views: Any) -> No
         return original_view(request, doc_id)
 
     @app.post("/doc/{doc_id}/restore", include_in_schema=False)
-    def restore(request: Request, doc_id: str) -> Response:
-        return restore_view(request, doc_id)
+    async def restore(request: Request, doc_id: str) -> Response:
+        refused = await pages.posted(request)
+        if refused:
+            return refused
+        done: Response = await run_in_threadpool(restore_view, request, doc_id)
+        return done
+
+    @app.get("/static/{name}", include_in_schema=False)
+    def static(name: str) -> Response:
+        return asset(name)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return asset("favicon.svg")
+
+
+def _session_routes(app: FastAPI, config: ServerConfig, pages: Pages) -> None:
+    """Signing in and out: forms with tokens, like every form that changes something."""
 
     @app.get("/login", include_in_schema=False)
-    def login_form() -> HTMLResponse:
-        return page("login.html")
+    def login_form(request: Request) -> HTMLResponse:
+        return page("login.html", form_token=pages.form_token(request))
 
     @app.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
-        token = parse_qs((await request.body()).decode("utf-8", "replace")).get("token", [""])[0]
+        refused = await pages.posted(request)
+        if refused:
+            return refused
+        token = form_fields(await request.body()).get("token", "")
         if config.authenticate(token) is None:
             error = {"code": "unauthorized", "message": "that token is not valid"}
-            return page("login.html", 401, error=error)
+            return page("login.html", 401, error=error, form_token=pages.form_token(request))
         response = RedirectResponse("/", 303)
         response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
         return response
 
     @app.post("/logout", include_in_schema=False)
-    def logout() -> Response:
+    async def logout(request: Request) -> Response:
+        refused = await pages.posted(request)
+        if refused:
+            return refused
         response = RedirectResponse("/login", 303)
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
         return response
-
-    @app.get("/static/style.css", include_in_schema=False)
-    def style() -> Response:
-        return Response(
-            stylesheet(), media_type="text/css", headers={"Cache-Control": "max-age=3600"}
-        )
-
-
-def _form(request: Request) -> dict[str, str]:
-    query = request.query_params
-    names = ("q", "mode", "source", "doc_type", "tags", "author", "since", "until")
-    form = {name: query.get(name, "").strip() for name in names}
-    form["mode"] = form["mode"] or "hybrid"
-    form["limit"] = query.get("limit", "") or str(RESULTS)
-    return form
-
-
-def _search_options(form: dict[str, str]) -> dict[str, Any]:
-    options: dict[str, Any] = {"mode": form["mode"], "limit": _limit(form["limit"])}
-    for name in ("source", "doc_type", "author"):
-        if form[name]:
-            options[name] = [form[name]]
-    if form["tags"]:
-        options["tags"] = [t.strip() for t in form["tags"].split(",") if t.strip()]
-    if form["since"]:
-        options["since"] = form["since"]
-    if form["until"]:
-        # A date means the whole day.
-        until = form["until"]
-        options["until"] = f"{until}T23:59:59Z" if len(until) == 10 else until
-    return options
-
-
-def _limit(value: str) -> int:
-    try:
-        return max(1, min(100, int(value)))
-    except ValueError:
-        return RESULTS
 
 
 def _browse_filters(query: Any) -> tuple[dict[str, Any] | None, str]:
