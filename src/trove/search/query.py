@@ -156,13 +156,16 @@ def parse(query: str, *, raw: bool = False) -> ParsedQuery:
     text = query.strip()
     if not text:
         return ParsedQuery()
-    if raw:
-        return ParsedQuery(raw=parse_raw(text), raw_cjk=has_cjk(text))
+    # Before the raw syntax is read: a raw query is bounded as a plain one is (100 KB of
+    # raw ORs held the connection for minutes; FTS5 reads an OR in time growing with the
+    # square of its terms).
     if len(text) > MAX_QUERY_CHARS:
         raise InvalidQuery(
             f"query is {len(text):,} characters; the most a query may have is "
             f"{MAX_QUERY_CHARS:,} (search with its key passage instead)"
         )
+    if raw:
+        return ParsedQuery(raw=parse_raw(text), raw_cjk=has_cjk(text))
     spans = _segment_spans(text)
     segments = [text[a:b].lower() for a, b in spans]
     latin = _blank(text, spans)

@@ -19,9 +19,8 @@ from psycopg import sql
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
-from trove.errors import QueryTimeout
 from trove.hits import ChunkHit
-from trove.search import bm25
+from trove.search import bm25, deadline
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
 from trove.search.query import ParsedQuery, RawNode
@@ -32,10 +31,19 @@ from trove.search.ranking import collapse, merge_evidence, substring_scores
 _STATS_TTL_S = 30.0
 _K1, _B = bm25.K1, bm25.B
 _STEM_CACHE = 100_000
-# Settings of a ranking statement's transaction (gone after it): its time budget; and no
-# sequential scan, as the GIN index answers an OR of lexemes exactly (its bitmap scan needs
-# no recheck), where a sequential scan would read (detoast) each vector twice.
-_SETTINGS = {"statement_timeout": str(int(SEARCH_BUDGET_S * 1000)), "enable_seqscan": "off"}
+
+
+def _settings() -> dict[str, str]:
+    """Settings of a ranking statement's transaction (gone after it): what is left of the
+    search's time budget (trove.search.deadline); and no sequential scan, as the GIN index
+    answers an OR of lexemes exactly (its bitmap scan needs no recheck), where a
+    sequential scan would read (detoast) each vector twice."""
+    left = deadline.left()
+    if left is not None and left <= 0:
+        raise deadline.error()
+    budget_ms = max(1, int((SEARCH_BUDGET_S if left is None else left) * 1000))
+    return {"statement_timeout": str(budget_ms), "enable_seqscan": "off"}
+
 
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
 
@@ -103,12 +111,9 @@ class KeywordSearch(Connected):
         ).format(ranked=ranked_sql, where=sql.SQL(where))
         while True:
             try:
-                rows = self.read_with(_SETTINGS, query, [*ranking, window, *params])
+                rows = self.read_with(_settings(), query, [*ranking, window, *params])
             except psycopg.errors.QueryCanceled:
-                raise QueryTimeout(
-                    f"the search ran past its {SEARCH_BUDGET_S:g} s budget; "
-                    "use fewer words or narrower filters"
-                ) from None
+                raise deadline.error() from None
             ranked, allowed = split_rows(rows)
             hits = collapse(ranked, allowed, limit)
             if len(hits) >= limit or len(rows) < window:
