@@ -155,3 +155,16 @@ def test_a_raw_query_of_more_words_and_phrases_than_a_plain_one_keeps_is_refused
         kb.search(at_cap + " OR w", raw=True, mode="keyword")
     with pytest.raises(InvalidQuery, match="more than 64 words and phrases"):
         kb.search("NEAR(" + "w1 " * 65 + ")", raw=True, mode="keyword")
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_the_vector_leg_draws_on_the_same_budget_on_every_backend(
+    store_target: str, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with trove.open(store_target, embedder="hash:64") as kb:
+        kb.add("word1 word2", source="s", source_id="1")
+        monkeypatch.setattr(deadline, "SEARCH_BUDGET_S", -1.0)
+        with pytest.raises(QueryTimeout, match="budget"):
+            kb.search("word1", mode=mode)
+        monkeypatch.undo()
+        assert kb.search("word1", mode=mode)

@@ -13,14 +13,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
 from psycopg import sql
 
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
 from trove.hits import ChunkHit
-from trove.search import bm25, deadline
+from trove.search import bm25
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
 from trove.search.query import ParsedQuery, RawNode
@@ -32,18 +31,11 @@ _STATS_TTL_S = 30.0
 _K1, _B = bm25.K1, bm25.B
 _STEM_CACHE = 100_000
 
-
-def _settings() -> dict[str, str]:
-    """Settings of a ranking statement's transaction (gone after it): what is left of the
-    search's time budget (trove.search.deadline); and no sequential scan, as the GIN index
-    answers an OR of lexemes exactly (its bitmap scan needs no recheck), where a
-    sequential scan would read (detoast) each vector twice."""
-    left = deadline.left()
-    if left is not None and left <= 0:
-        raise deadline.error()
-    budget_ms = max(1, int((SEARCH_BUDGET_S if left is None else left) * 1000))
-    return {"statement_timeout": str(budget_ms), "enable_seqscan": "off"}
-
+# Settings of a ranking statement's transaction (gone after it): its time budget (within a
+# search, what is left of the search's: connection.read_with); and no sequential scan, as
+# the GIN index answers an OR of lexemes exactly (its bitmap scan needs no recheck), where
+# a sequential scan would read (detoast) each vector twice.
+_SETTINGS = {"statement_timeout": str(int(SEARCH_BUDGET_S * 1000)), "enable_seqscan": "off"}
 
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
 
@@ -110,10 +102,7 @@ class KeywordSearch(Connected):
             "JOIN document d ON d.id = c.doc_id ORDER BY r.score DESC, r.id"
         ).format(ranked=ranked_sql, where=sql.SQL(where))
         while True:
-            try:
-                rows = self.read_with(_settings(), query, [*ranking, window, *params])
-            except psycopg.errors.QueryCanceled:
-                raise deadline.error() from None
+            rows = self.read_with(_SETTINGS, query, [*ranking, window, *params])
             ranked, allowed = split_rows(rows)
             hits = collapse(ranked, allowed, limit)
             if len(hits) >= limit or len(rows) < window:
