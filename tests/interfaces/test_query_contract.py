@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -141,6 +142,7 @@ def interfaces(db: Path, serve: Serve) -> Iterator[Interfaces]:
 @given(query=queries, raw=st.booleans(), value=st.one_of(st.none(), integers))
 @example(query="w OR " * 20_000 + "w", raw=True, value=None)  # 100 KB of raw ORs
 @example(query="a" * (MAX_QUERY_CHARS + 1), raw=True, value=None)
+@example(query="中" * MAX_QUERY_CHARS, raw=False, value=None)  # at the limit, CJK
 @example(query="otters", raw=False, value=10**30)
 @example(query="otters", raw=True, value=INT64[1] + 1)
 @example(query="otters", raw=False, value=INT64[1])
@@ -157,5 +159,6 @@ def test_every_interface_accepts_and_refuses_the_same_searches(
     assert interfaces.http_api(query, raw, meta) == expected
     if not raw:  # the MCP tool takes plain words only
         assert interfaces.mcp_tool(query, meta) == expected
-    if not raw and not meta and len(query) < 20_000:  # the form has neither; a URL is short
+    # The web form has neither raw nor metadata; its URL carries at most 64 KB.
+    if not raw and not meta and len(quote(query)) < 60_000:
         assert interfaces.web_page(query) == expected
