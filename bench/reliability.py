@@ -75,7 +75,7 @@ Machine: {machine()}; load average (1, 5, 15 min) {load(r["load_before"])} befor
 |---|---|---|
 | SIGKILL during `ingest --sync` and a write loop with vectors | {c["kills"]} kills (half of each; {c["mid_run"]} hit a running process), {c["acked"]:,} acknowledged writes | {c["corrupt"]} corrupt, {c["half_written"]} half-written, {c["lost"]} lost ({c["wall_s"]} s) |
 | writers and readers in separate processes on one fresh file | {k["processes"]} processes × {k["seconds"]:g} s, {k["writes"]:,} writes | {k["errors"]} errors, {k["lost"]} lost, {k["vector_tables"]} vector table(s), {len(k["problems"])} check problems ({k["wall_s"]} s) |
-| hostile inputs into add/update/search/link/list/get | {f["cases"]:,} cases | {f["other"]} not a TroveError, {f["slow"]} over the 5 s bound ({f["trove"]:,} refused, {f["ok"]:,} accepted; {f["wall_s"]} s) |
+| hostile inputs into add/update/search/link/list/get: queries up to 1 MB (plain and raw, into {harness.SEED_DOCUMENTS} documents they all match), integers past 64 bits in every numeric field and filter | {f["cases"]:,} cases | {f["other"]} not a TroveError, {f["slow"]} over the {harness.BOUND_S:g} s bound, slowest {f["slowest_s"]} s ({f["trove"]:,} refused, {f["ok"]:,} accepted; {f["wall_s"]} s) |
 | namespace and session isolation (keyword, semantic, hybrid) | {i["checks"]} searches | {i["leaks"]} leaks |
 | disk full (RLIMIT_FSIZE {3_000_000:,} bytes) during writes | {d["acked"]} acknowledged writes | ended: `{d["how_it_ended"]}`; {d["lost"]} lost, {len(d["problems"])} check problems, searchable: {d["searchable"]} |
 | store file of mode 0444 | 1 file | opens and searches ({ro["found"]} hit); a write: {ro["write"]} |

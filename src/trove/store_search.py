@@ -11,7 +11,7 @@ from trove import agent, validate
 from trove.enrich import with_enrichment
 from trove.errors import InvalidQuery
 from trove.memory import own_vectors
-from trove.search import budget, memory_rank
+from trove.search import budget, deadline, memory_rank
 from trove.search.filters import Filters
 from trove.search.variants import SearchResults
 from trove.timeutil import now
@@ -24,17 +24,21 @@ def found(
     self: Store, query: str, limit: int, options: dict[str, Any], filters: dict[str, Any]
 ) -> SearchResults:
     """The hits :meth:`Store.search` returns, before it records their use or reports
-    them read (so an inner search, like reranking's wider one, reports nothing)."""
-    if filters.pop("collapse_duplicates", True) and self._has_duplicates():
-        filters["collapse"] = True
-    hits = ranked(self, query, limit, options, filters)
-    expand, budgeted = options["expand"], options["budget"]
-    if isinstance(expand, int) and expand > 0 and hits:
-        hits.extend(self._hybrid.linked(hits, Filters.build(**filters), expand, now()))
-    hits[:] = budget.finish(
-        self.backend, [h for h in hits if budgeted.passes(h.score, h)], budgeted
-    )
-    return hits
+    them read (so an inner search, like reranking's wider one, reports nothing). All of
+    it runs within one time budget (trove.search.deadline)."""
+    with deadline.within():
+        if filters.pop("collapse_duplicates", True) and self._has_duplicates():
+            filters["collapse"] = True
+        hits = ranked(self, query, limit, options, filters)
+        expand, budgeted = options["expand"], options["budget"]
+        if isinstance(expand, int) and expand > 0 and hits:
+            deadline.check()
+            hits.extend(self._hybrid.linked(hits, Filters.build(**filters), expand, now()))
+        deadline.check()
+        hits[:] = budget.finish(
+            self.backend, [h for h in hits if budgeted.passes(h.score, h)], budgeted
+        )
+        return hits
 
 
 def ranked(

@@ -25,6 +25,8 @@ MAX_METADATA_DEPTH = 32
 # An edge's weight multiplies the score of what it reaches, so it is a share: 0.0 to 1.0.
 WEIGHT_RANGE = (0.0, 1.0)
 IMPORTANCE_RANGE = (0.0, 1.0)
+# What SQLite stores as an integer (a larger one overflows when bound to a statement).
+INT64_RANGE = (-(2**63), 2**63 - 1)
 
 
 def _shown(value: Any) -> str:
@@ -62,7 +64,8 @@ def number(
     """A finite number within [low, high] (True and False are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise error(f"{name} must be a number from {low:g} to {high:g}, not {_shown(value)}")
-    if not (math.isfinite(value) and low <= value <= high):
+    # An int is finite however large (math.isfinite(10**400) overflows converting it).
+    if not ((isinstance(value, int) or math.isfinite(value)) and low <= value <= high):
         raise error(f"{name} must be a number from {low:g} to {high:g}, not {_shown(value)}")
     return float(value)
 
@@ -71,6 +74,14 @@ def count(value: Any, name: str, low: int, high: int, error: type[TroveError]) -
     """An integer within [low, high]."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise error(f"{name} must be an integer from {low} to {high}, not {_shown(value)}")
+    return value
+
+
+def int64(value: int, name: str, error: type[TroveError] = InvalidInput) -> int:
+    """``value`` if SQLite can store it as an integer (both backends refuse the same)."""
+    low, high = INT64_RANGE
+    if not low <= value <= high:
+        raise error(f"{name} must be an integer from -2**63 to 2**63-1, not {_shown(value)}")
     return value
 
 

@@ -72,6 +72,26 @@ def deep(depth: int) -> dict[str, Any]:
 
 _DEEP = deep(5000)
 HOSTILE.append(_DEEP)
+# Integers past SQLite's 64 bits and past a float's range, alone and as a metadata filter.
+HUGE_INTS = [10**30, -(10**30), 2**63 - 1, -(2**63) - 1, 10**400, -(10**400)]
+HOSTILE += HUGE_INTS + [{"k": n} for n in HUGE_INTS]
+# Queries far past the length limit (up to megabytes), and within it the raw syntax at its
+# most costly (each runs to the search's time budget in the seeded store); searched plain
+# and raw. A 100 KB raw query once ran for minutes.
+LONG_QUERIES = [
+    "w OR " * 200_000 + "w",
+    "a" * 1_000_000,
+    "中" * 300_000,
+    '"' + "x " * 60_000,
+    "(" * 50_000 + "a" + ")" * 50_000,
+    "w OR " * 1_999 + "w",
+    '"' + "a b " * 2_400 + '"',
+    "NEAR(" + "a " * 64 + ", 99999999999999999999)",
+    " OR ".join(['"' + "a b " * 35 + '"'] * 64),
+    " AND ".join(["(a OR b)"] * 32),
+    " OR ".join(["a*"] * 64),
+    "head:(" * 90 + "a" + ")" * 90,
+]
 ADD_FIELDS = [
     "text",
     "source",
@@ -104,10 +124,21 @@ SEARCH_ARGS = [
     "metadata",
     "raw",
     "session",
+    "scope",
+    "entities",
+    "min_importance",
+    "min_confidence",
+    "max_compression",
+    "min_score",
+    "context",
+    "max_tokens",
 ]
+# The query itself, searched as plain words or as the raw syntax.
+QUERY_ARGS = ["query", "raw_query"]
 
 
-BOUND_S = 5.0
+# No call may take longer (a search's own budget is 5 s: trove.search.bounds).
+BOUND_S = 10.0
 
 
 def call(kb: trove.Store, op: str, name: str, value: Any) -> None:
@@ -116,7 +147,7 @@ def call(kb: trove.Store, op: str, name: str, value: Any) -> None:
     TypeError, not input)."""
     if op in ("add", "update") and name not in ADD_FIELDS:
         name = "title"
-    if op == "search" and name not in [*SEARCH_ARGS, "query"]:
+    if op == "search" and name not in [*SEARCH_ARGS, *QUERY_ARGS]:
         name = "source"
     if op == "add":
         kb.add(**{"text": "fuzz text", name: value})
@@ -125,8 +156,8 @@ def call(kb: trove.Store, op: str, name: str, value: Any) -> None:
         changeable = ("text", "title", "tags", "metadata", "importance", "ttl")
         kb.update(doc, **{name if name in changeable else "title": value})
     elif op == "search":
-        if name == "query":
-            kb.search(value)
+        if name in QUERY_ARGS:
+            kb.search(value, raw=name == "raw_query")
         else:
             kb.search("fuzz", **{name: value})
     elif op == "link":
@@ -142,9 +173,10 @@ def call(kb: trove.Store, op: str, name: str, value: Any) -> None:
 def fuzz_call(kb: trove.Store, rng: random.Random, bound_s: float) -> tuple[str, str | None]:
     """One random hostile call: ("ok" | "trove" | "other" | "slow", what was called)."""
     op = rng.choice(["add", "search", "update", "link", "list", "get"])
-    value = rng.choice(HOSTILE)
-    name = rng.choice(ADD_FIELDS if op in ("add", "update") else [*SEARCH_ARGS, "query"])
-    shown = "<5,000-deep dict>" if value is _DEEP else repr(value)[:60]
+    name = rng.choice(ADD_FIELDS if op in ("add", "update") else [*SEARCH_ARGS, *QUERY_ARGS])
+    queries = LONG_QUERIES if op == "search" and name in QUERY_ARGS else []
+    value = rng.choice(HOSTILE + queries)
+    shown = "<5,000-deep dict>" if value is _DEEP else _shown(value)
     what = f"{op}({name}={shown})"
     start = time.monotonic()
     try:
@@ -159,17 +191,41 @@ def fuzz_call(kb: trove.Store, rng: random.Random, bound_s: float) -> tuple[str,
     return outcome, what if outcome == "other" else None
 
 
+SEED_DOCUMENTS = 500
+
+
+def seed_store(kb: trove.Store, documents: int = SEED_DOCUMENTS) -> None:
+    """Documents that every word of :data:`LONG_QUERIES` finds, many times each: the raw
+    queries do their most work (in an empty store they do none)."""
+    text = "a b c w x head text " * 40
+    kb.add_many(
+        [{"text": text + str(i), "source": "seed", "source_id": str(i)} for i in range(documents)]
+    )
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str) and len(value) > 60:
+        return f"{value[:40]!r}... ({len(value):,} characters)"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**40:
+        return f"{'-' if value < 0 else ''}<{len(str(abs(value)))}-digit int>"
+    return repr(value)[:60]
+
+
 def fuzz(target: str, cases: int, seed: int = 0, bound_s: float = BOUND_S) -> dict[str, Any]:
     rng = random.Random(seed)
     counts = {"ok": 0, "trove": 0, "other": 0, "slow": 0}
     examples: list[str] = []
     with trove.open(target, embedder=EMBEDDER) as kb:
+        seed_store(kb)
+        slowest = 0.0
         for _ in range(cases):
+            start = time.monotonic()
             outcome, what = fuzz_call(kb, rng, bound_s)
+            slowest = max(slowest, time.monotonic() - start)
             counts[outcome] += 1
             if what and len(examples) < 10:
                 examples.append(what)
-    return {"cases": cases, **counts, "examples": examples}
+    return {"cases": cases, **counts, "slowest_s": round(slowest, 2), "examples": examples}
 
 
 _WRITER = """

@@ -39,6 +39,7 @@ def test_processes_writing_and_reading_one_fresh_store(tmp_path: Path) -> None:
 
 hostile = st.one_of(
     st.sampled_from(harness.HOSTILE),
+    st.sampled_from(harness.LONG_QUERIES),
     st.text(max_size=30),
     st.floats(),
     st.integers(),
@@ -51,13 +52,14 @@ hostile = st.one_of(
 def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     with trove.open(tmp_path_factory.mktemp("fuzz") / "kb.db", embedder="hash:64") as kb:
         kb.add("a note about caches", source="s", source_id="1")
+        harness.seed_store(kb)
         yield kb
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     op=st.sampled_from(["add", "search", "update", "link", "list", "get"]),
-    name=st.sampled_from(sorted(set(harness.ADD_FIELDS + harness.SEARCH_ARGS))),
+    name=st.sampled_from(sorted({*harness.ADD_FIELDS, *harness.SEARCH_ARGS, *harness.QUERY_ARGS})),
     value=hostile,
 )
 def test_library_raises_only_trove_errors_in_time(

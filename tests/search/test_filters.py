@@ -3,17 +3,20 @@ becomes, and the InvalidQuery each bad one raises, with its message."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 
+import trove
 from trove.errors import InvalidQuery
 from trove.search.filters import FILTER_NAMES, Filters
 
 LONE = "contains lone surrogates; it is not valid Unicode"
 NUL_KEYS = "metadata filter keys must be strings without NUL characters"
 ISO = "2026-11-03T09:00:00Z)"
+PAST_64_BITS = "must be an integer from -2**63 to 2**63-1"
 NOV_3 = datetime(2026, 11, 3, 9, tzinfo=timezone.utc).timestamp()
 
 
@@ -97,6 +100,11 @@ def test_unknown_filters_are_named_with_the_known_ones() -> None:
         ({"metadata": {"k": float("nan")}}, "metadata filter 'k': nan is not a JSON number"),
         ({"metadata": {"k": float("inf")}}, "metadata filter 'k': inf is not a JSON number"),
         ({"metadata": {"k": [1]}}, "metadata filter 'k': only scalar values can be matched"),
+        ({"metadata": {"k": 2**63}}, f"metadata filter 'k' {PAST_64_BITS}, not {2**63}"),
+        (
+            {"metadata": {"k": -(2**63) - 1}},
+            f"metadata filter 'k' {PAST_64_BITS}, not {-(2**63) - 1}",
+        ),
         ({"since": "yesterday"}, "since: 'yesterday' is not an ISO-8601 time (e.g. " + ISO),
         ({"until": True}, "until: expected a time, got True"),
         ({"since": 1e20}, "since: 1e+20 is not a time between years 1 and 9999"),
@@ -106,6 +114,11 @@ def test_unknown_filters_are_named_with_the_known_ones() -> None:
         ({"min_confidence": float("nan")}, "min_confidence must be a number"),
         ({"max_compression": 1.5}, "max_compression must be an integer"),
         ({"max_compression": False}, "max_compression must be an integer"),
+        ({"max_compression": 10**30}, f"max_compression {PAST_64_BITS}, not {10**30}"),
+        (
+            {"min_importance": 10**400},
+            "min_importance must be a number, not an integer of that size",
+        ),
         ({"cluster": 5}, "cluster must be a cluster id (a string)"),
     ],
 )
@@ -113,3 +126,17 @@ def test_each_bad_input_is_an_invalid_query_naming_it(given: dict[str, Any], mes
     with pytest.raises(InvalidQuery) as caught:
         Filters.build(**given)
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_a_metadata_integer_past_64_bits_is_refused_on_every_backend(
+    store_target: str, mode: str
+) -> None:
+    # It was an OverflowError binding the value (an HTTP 500) in every mode.
+    with trove.open(store_target, embedder="hash:64") as kb:
+        kb.add("otters hold hands", source="s", source_id="1", metadata={"k": 2**63 - 1})
+        for value in (2**63, -(2**63) - 1, 10**30):
+            with pytest.raises(InvalidQuery, match=re.escape(PAST_64_BITS)):
+                kb.search("otters", mode=mode, metadata={"k": value})
+        hits = kb.search("otters", mode=mode, metadata={"k": 2**63 - 1})
+        assert [hit.source_id for hit in hits] == ["1"]

@@ -6,12 +6,14 @@ import random
 import re
 import subprocess
 import sys
+import time
+from typing import Any
 
 import pytest
 
 import trove
 from trove.errors import InvalidQuery, QueryTimeout
-from trove.search import bounds, query
+from trove.search import bounds, deadline, query
 
 # The pattern the segmenter used to run over whole texts (quadratic on a long word).
 _OLD_SEGMENT = re.compile(rf"[^\W_]*[{query._CJK}][^\W_]*")
@@ -61,8 +63,6 @@ def test_a_long_query_keeps_its_rarest_words_and_says_which_it_dropped(
 def test_a_search_past_its_time_budget_is_stopped(
     tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trove.backends.sqlite import search as sqlite
-
     with trove.open(tmp_path / "kb.db", embedder=None) as kb:  # type: ignore[operator]
         kb.add_many(
             [
@@ -72,8 +72,99 @@ def test_a_search_past_its_time_budget_is_stopped(
                 for i in range(300)
             ]
         )
-        monkeypatch.setattr(sqlite, "SEARCH_BUDGET_S", -1.0)
+        monkeypatch.setattr(deadline, "SEARCH_BUDGET_S", -1.0)
         with pytest.raises(QueryTimeout, match="budget"):
             kb.search("word1 OR word2 OR word3", raw=True, mode="keyword")
         monkeypatch.undo()
         assert kb.search("word1 OR word2", raw=True, mode="keyword")
+
+
+def test_a_raw_query_longer_than_the_cap_is_refused(kb: trove.Store) -> None:
+    # Raw queries skipped the cap: 100 KB of raw ORs ran for minutes.
+    with pytest.raises(InvalidQuery, match="query is 10,001 characters"):
+        kb.search("a" * 10_001, raw=True)
+    with pytest.raises(InvalidQuery, match="query is 100,001 characters"):
+        kb.search("w OR " * 20_000 + "w", raw=True)
+    assert kb.search('"' + "a " * 4_998 + 'a"', raw=True) == []  # at the cap: searched
+
+
+def test_a_search_with_its_budget_spent_is_stopped_on_every_backend(
+    kb: trove.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb.add("word1 word2", source="s", source_id="1")
+    monkeypatch.setattr(deadline, "SEARCH_BUDGET_S", -1.0)
+    for raw in (False, True):
+        with pytest.raises(QueryTimeout, match="budget"):
+            kb.search("word1 OR word2", raw=raw, mode="keyword")
+    monkeypatch.undo()
+    assert kb.search("word1 OR word2", raw=True, mode="keyword")
+
+
+def test_the_budget_is_one_for_the_whole_search_not_one_per_step(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each step used to start a budget of its own: steps that each fit in it ran past it
+    # together, however many there were.
+    with trove.open(tmp_path / "kb.db", embedder="hash:64") as kb:  # type: ignore[operator]
+        kb.add("word1 word2", source="s", source_id="1")
+        monkeypatch.setattr(deadline, "SEARCH_BUDGET_S", 0.5)
+        for step in ("keyword_search", "hit_details"):  # 0.3 s each: 0.6 s in all
+            monkeypatch.setattr(kb.backend, step, slowed(getattr(kb.backend, step), 0.3))
+        with pytest.raises(QueryTimeout, match="budget"):
+            kb.search("word1", mode="keyword")
+        monkeypatch.setattr(deadline, "SEARCH_BUDGET_S", 5.0)
+        assert kb.search("word1", mode="keyword")
+
+
+def slowed(step: Any, seconds: float) -> Any:
+    def slow(*args: Any) -> Any:
+        found = step(*args)
+        time.sleep(seconds)
+        return found
+
+    return slow
+
+
+def test_the_embedders_time_is_not_charged_to_the_search(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A model's first load takes seconds on a cold process; the search is what is bounded.
+    from trove.embedders.hashing import HashEmbedder
+
+    class Slow(HashEmbedder):
+        def embed_query(self, text: str) -> Any:
+            time.sleep(0.6)
+            return super().embed_query(text)
+
+    with trove.open(tmp_path / "kb.db", embedder=Slow(64)) as kb:  # type: ignore[operator]
+        kb.add("word1 word2", source="s", source_id="1")
+        monkeypatch.setattr(deadline, "SEARCH_BUDGET_S", 0.5)
+        for mode in ("semantic", "hybrid"):
+            assert kb.search("word1", mode=mode)
+
+
+def test_a_raw_query_of_more_words_and_phrases_than_a_plain_one_keeps_is_refused(
+    kb: trove.Store,
+) -> None:
+    # FTS5 reads an OR of n terms in steps that each cost n, and a statement is stopped
+    # only between steps: 2,000 raw terms ran 9-33 s past the 5 s budget.
+    kb.add("w1 w2", source="s", source_id="1")
+    at_cap = " OR ".join(f"w{i}" for i in range(query.MAX_RAW_PHRASES))
+    assert kb.search(at_cap, raw=True, mode="keyword")
+    with pytest.raises(InvalidQuery, match="more than 64 words and phrases"):
+        kb.search(at_cap + " OR w", raw=True, mode="keyword")
+    with pytest.raises(InvalidQuery, match="more than 64 words and phrases"):
+        kb.search("NEAR(" + "w1 " * 65 + ")", raw=True, mode="keyword")
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_the_vector_leg_draws_on_the_same_budget_on_every_backend(
+    store_target: str, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with trove.open(store_target, embedder="hash:64") as kb:
+        kb.add("word1 word2", source="s", source_id="1")
+        monkeypatch.setattr(deadline, "SEARCH_BUDGET_S", -1.0)
+        with pytest.raises(QueryTimeout, match="budget"):
+            kb.search("word1", mode=mode)
+        monkeypatch.undo()
+        assert kb.search("word1", mode=mode)

@@ -143,7 +143,10 @@ def _number(value: Any, name: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         raise InvalidQuery(f"{name} must be a number")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int past a float's range (10**400)
+        raise InvalidQuery(f"{name} must be a number, not an integer of that size") from None
 
 
 def _whole(value: Any, name: str) -> int | None:
@@ -151,7 +154,7 @@ def _whole(value: Any, name: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidQuery(f"{name} must be an integer")
-    return value
+    return validate.int64(value, name, InvalidQuery)
 
 
 def _strings(value: str | Iterable[str] | None, name: str) -> tuple[str, ...]:
@@ -173,6 +176,8 @@ def _metadata_filter(key: Any, value: Any) -> None:
     validate.unicode(key, "metadata filter key", InvalidQuery)
     if isinstance(value, str):
         validate.unicode(value, f"metadata filter {key!r}", InvalidQuery)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        validate.int64(value, f"metadata filter {key!r}", InvalidQuery)
     elif isinstance(value, float) and not math.isfinite(value):
         raise InvalidQuery(f"metadata filter {key!r}: {value!r} is not a JSON number")
     elif not isinstance(value, int | float | bool) and value is not None:

@@ -19,7 +19,7 @@ from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
 from trove.hits import ChunkHit, Hit, HitDetails
 from trove.models import DOCUMENT_FIELDS, MODES, Chunk, Document, Edge, assemble
-from trove.search import calibration, snippet, snippet_text
+from trove.search import calibration, deadline, snippet, snippet_text
 from trove.search.bounds import bounded
 from trove.search.filters import Filters
 from trove.search.fusion import Fused, fuse, prior
@@ -136,6 +136,7 @@ class HybridSearch:
             lists = self.both(query, parsed, where, stamp)
         method = self.parts.fusion if len(lists) > 1 else "single"
         adaptive = self.parts.keyword_weight is None  # a weight the caller set stays fixed
+        deadline.check()  # before the hits' snippets and calibration are read
         fused = fuse(lists, weights, method=method, limit=limit, adaptive=adaptive)
         info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts)
         return self.hits(parsed, fused, lists, info, (method, weights, dropped, explain))
@@ -232,7 +233,8 @@ class HybridSearch:
         # (Embedder.releases_gil): the two threads would take turns at it.
         pending = None
         if not self.inline() and self.parts.vectors.resolve().releases_gil:
-            pending = self.pool.submit(self.semantic, query, where, FUSION_DEPTH, stamp)
+            semantic = deadline.carried(self.semantic)
+            pending = self.pool.submit(semantic, query, where, FUSION_DEPTH, stamp)
         backend = self.parts.backend
         keyword = (
             [] if parsed.empty else backend.keyword_search(parsed, where, FUSION_DEPTH, stamp)
@@ -245,7 +247,8 @@ class HybridSearch:
         return {"keyword": keyword, "semantic": pending.result()}
 
     def semantic(self, query: str, where: Filters, limit: int, stamp: float) -> list[ChunkHit]:
-        found = self.parts.vectors.query(query)
+        with deadline.paused():  # the embedder's time is not the search's (deadline.py)
+            found = self.parts.vectors.query(query)
         if found is None:
             return []
         lock, vector = found

@@ -29,7 +29,7 @@ from trove import validate
 from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
 from trove.hits import ChunkHit, Hit
-from trove.search import calibration
+from trove.search import calibration, deadline
 from trove.search.bounds import MAX_CJK_CHARS, MAX_WORDS, bounded
 from trove.search.filters import Filters
 from trove.search.fusion import fuse
@@ -144,7 +144,8 @@ def _legs(
     depth = FUSION_DEPTH if len(used) > 1 else limit
     pending = None
     if "semantic" in used and not hybrid.inline():
-        pending = hybrid.pool.submit(_semantic, hybrid, phrasings, vectors, where, depth, stamp)
+        semantic = deadline.carried(_semantic)
+        pending = hybrid.pool.submit(semantic, hybrid, phrasings, vectors, where, depth, stamp)
     lists: dict[str, list[ChunkHit]] = {}
     if "keyword" in used:
         backend = hybrid.parts.backend
@@ -176,7 +177,8 @@ def _semantic(
     hypothetical documents with the query: one k-NN search, however many phrasings
     (searching each and keeping a document's best similarity cost a k-NN search and a
     filter query per phrasing)."""
-    found = phrasing_vectors(hybrid, phrasings, vectors)
+    with deadline.paused():  # the embedder's time is not the search's (deadline.py)
+        found = phrasing_vectors(hybrid, phrasings, vectors)
     if found is None:
         return [], None
     lock, rows = found

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from trove.errors import InvalidQuery
+from trove.search.bounds import MAX_WORDS
 
 # The CJK helpers live in trove.search.cjk (writing a chunk needs them, not this module's
 # dataclasses); they stay importable from here.
@@ -156,13 +157,16 @@ def parse(query: str, *, raw: bool = False) -> ParsedQuery:
     text = query.strip()
     if not text:
         return ParsedQuery()
-    if raw:
-        return ParsedQuery(raw=parse_raw(text), raw_cjk=has_cjk(text))
+    # Before the raw syntax is read: a raw query is bounded as a plain one is (100 KB of
+    # raw ORs held the connection for minutes; FTS5 reads an OR in time growing with the
+    # square of its terms).
     if len(text) > MAX_QUERY_CHARS:
         raise InvalidQuery(
             f"query is {len(text):,} characters; the most a query may have is "
             f"{MAX_QUERY_CHARS:,} (search with its key passage instead)"
         )
+    if raw:
+        return ParsedQuery(raw=parse_raw(text), raw_cjk=has_cjk(text))
     spans = _segment_spans(text)
     segments = [text[a:b].lower() for a, b in spans]
     latin = _blank(text, spans)
@@ -183,6 +187,11 @@ FIELDS = ("head", "text")
 NEAR_DISTANCE = 10
 # Parentheses nested deeper than this are refused (the parser recurses).
 MAX_NESTING = 100
+# Words and phrases a raw query may have: as many as a plain query keeps (whose rarest
+# words stand for it; a raw query's cannot be dropped without changing what it means).
+# FTS5 reads an OR or AND of n terms in steps that each cost n, and a statement is
+# stopped only between steps: 2,000 terms ran 9-33 s past the search's 5 s budget.
+MAX_RAW_PHRASES = MAX_WORDS
 _OPERATORS = ("AND", "OR", "NOT")
 _STRING = re.compile(r'"(?:[^"]|"")*"')
 
@@ -266,6 +275,7 @@ class _RawParser:
         self.tokens = [t for t in _raw_token().findall(text) if not t.isspace()]
         self.at = 0
         self.depth = 0
+        self.phrases = 0
         if not self.tokens:
             raise InvalidQuery("cannot parse the query: it is empty")
         self.tree = self._or()
@@ -367,6 +377,9 @@ class _RawParser:
             text = token
         else:
             self._fail()
+        self.phrases += 1
+        if self.phrases > MAX_RAW_PHRASES:
+            self._fail(f"more than {MAX_RAW_PHRASES} words and phrases (search with fewer)")
         self.at += 1
         prefix = self._peek() == "*"
         if prefix:

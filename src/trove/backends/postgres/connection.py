@@ -34,6 +34,7 @@ from trove.backends.postgres.text import esc, unesc
 from trove.backends.postgres.url import PostgresTarget
 from trove.errors import StoreError
 from trove.models import Document
+from trove.search import deadline
 
 _LOST = "lost the connection to"
 # A pooled connection idle longer than this is checked with a round trip on checkout; a
@@ -155,18 +156,26 @@ class Connected:
         self, settings: Mapping[str, str], query: Any, params: Any = ()
     ) -> list[tuple[Any, ...]]:
         """Rows of one read under transaction-local settings (``set_config``), in one
-        round trip: BEGIN, the settings, the query and COMMIT go down one pipeline."""
+        round trip: BEGIN, the settings, the query and COMMIT go down one pipeline. Within
+        a search, its timeout is what is left of the search's budget (QueryTimeout past
+        it: trove.search.deadline)."""
+        settings = {**settings, **_budget()}
+        if not settings:
+            return self.rows(query, params)
         names = ", ".join(["set_config(%s, %s, true)"] * len(settings))
         values = [x for item in settings.items() for x in item]
         held = getattr(self._local, "conn", None)
-        if held is not None:  # inside a write: its transaction, settings until it ends
-            held.execute(f"SELECT {names}", values)
-            return list(held.execute(query, params).fetchall())
-        with self._errors(), self.pool.connection() as conn:
-            with conn.pipeline(), conn.transaction():
-                conn.execute(f"SELECT {names}", values)
-                cur = conn.execute(query, params)
-            return list(cur.fetchall())
+        try:
+            if held is not None:  # inside a write: its transaction, settings until it ends
+                held.execute(f"SELECT {names}", values)
+                return list(held.execute(query, params).fetchall())
+            with self._errors(), self.pool.connection() as conn:
+                with conn.pipeline(), conn.transaction():
+                    conn.execute(f"SELECT {names}", values)
+                    cur = conn.execute(query, params)
+                return list(cur.fetchall())
+        except psycopg.errors.QueryCanceled:
+            raise deadline.error() from None
 
     def rows(self, query: Any, params: Any = ()) -> list[tuple[Any, ...]]:
         with self.conn() as conn:
@@ -195,6 +204,16 @@ class Connected:
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (key, value),
                 )
+
+
+def _budget() -> dict[str, str]:
+    """The statement timeout of a search's statement: what is left of its budget."""
+    left = deadline.left()
+    if left is None:
+        return {}
+    if left <= 0:
+        raise deadline.error()
+    return {"statement_timeout": str(max(1, int(left * 1000)))}
 
 
 def _readable(conn: psycopg.Connection) -> bool:

@@ -13,13 +13,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
 from psycopg import sql
 
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
-from trove.errors import QueryTimeout
 from trove.hits import ChunkHit
 from trove.search import bm25
 from trove.search.bounds import SEARCH_BUDGET_S
@@ -32,9 +30,11 @@ from trove.search.ranking import collapse, merge_evidence, substring_scores
 _STATS_TTL_S = 30.0
 _K1, _B = bm25.K1, bm25.B
 _STEM_CACHE = 100_000
-# Settings of a ranking statement's transaction (gone after it): its time budget; and no
-# sequential scan, as the GIN index answers an OR of lexemes exactly (its bitmap scan needs
-# no recheck), where a sequential scan would read (detoast) each vector twice.
+
+# Settings of a ranking statement's transaction (gone after it): its time budget (within a
+# search, what is left of the search's: connection.read_with); and no sequential scan, as
+# the GIN index answers an OR of lexemes exactly (its bitmap scan needs no recheck), where
+# a sequential scan would read (detoast) each vector twice.
 _SETTINGS = {"statement_timeout": str(int(SEARCH_BUDGET_S * 1000)), "enable_seqscan": "off"}
 
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
@@ -102,13 +102,7 @@ class KeywordSearch(Connected):
             "JOIN document d ON d.id = c.doc_id ORDER BY r.score DESC, r.id"
         ).format(ranked=ranked_sql, where=sql.SQL(where))
         while True:
-            try:
-                rows = self.read_with(_SETTINGS, query, [*ranking, window, *params])
-            except psycopg.errors.QueryCanceled:
-                raise QueryTimeout(
-                    f"the search ran past its {SEARCH_BUDGET_S:g} s budget; "
-                    "use fewer words or narrower filters"
-                ) from None
+            rows = self.read_with(_SETTINGS, query, [*ranking, window, *params])
             ranked, allowed = split_rows(rows)
             hits = collapse(ranked, allowed, limit)
             if len(hits) >= limit or len(rows) < window:

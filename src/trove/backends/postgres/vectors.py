@@ -229,7 +229,7 @@ class VectorStorage(Connected):
             "JOIN document d ON d.id = c.doc_id WHERE {where} "
             "ORDER BY (v.embedding <=> %s) + 0, v.chunk_id LIMIT %s"
         ).format(table=knn.table, where=knn.where)
-        return self.rows(query, [knn.vector, *knn.params, knn.vector, window])
+        return self.read_with({}, query, [knn.vector, *knn.params, knn.vector, window])
 
 
 class _Knn(NamedTuple):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from trove.backends.sqlite.files import FileStorage
 from trove.backends.sqlite.filters import DIALECT, FilterQueries
 from trove.backends.sqlite.lifecycle import LifecycleStorage
 from trove.backends.sqlite.originals import OriginalStorage
+from trove.backends.sqlite.readers import Readers
 from trove.backends.sqlite.schema import (
     LATEST_VERSION,
     check_is_trove,
@@ -81,6 +83,9 @@ class SQLiteBackend(
         migrate(self.conn.raw, version)
         self._word_tokenizer = word_tokenizer(self.conn.raw)
         self._chunk_changes = ([], [])
+        # Not for a read-only file: its one connection reads it as immutable (no -shm).
+        read_alone = self.memory or self.conn.read_only
+        self._readers = None if read_alone else Readers(self.path, busy_timeout_ms)
 
     @property
     def _words(self) -> word_searcher.WordSearcher:
@@ -101,6 +106,8 @@ class SQLiteBackend(
         if "_word_searcher" in self.__dict__:
             self._words.close()
         self.close_vectors()
+        if self._readers is not None:
+            self._readers.close()
         self.conn.close()
 
     def warm(self) -> None:
@@ -129,6 +136,8 @@ class SQLiteBackend(
             # refuses to upgrade a reader while another connection writes.
             self.conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
+            if self._readers is not None:  # this thread reads its own writes
+                self._readers.writer = threading.get_ident()
             if not self.memory:  # a memory store's cache is the store
                 set_cache(self.conn, WRITE_CACHE_KB)
             try:
@@ -159,6 +168,8 @@ class SQLiteBackend(
                     self._words.committed(dropped, added)
             finally:
                 self._depth = 0
+                if self._readers is not None:
+                    self._readers.writer = None
                 self._chunk_changes = ([], [])
                 self.conn.broken = None
                 if not self.memory:  # the pages beyond it are freed

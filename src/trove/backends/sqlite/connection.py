@@ -21,6 +21,7 @@ import apsw
 
 from trove.errors import CorruptStore, NotATroveStore, StoreError
 from trove.models import Document
+from trove.search import deadline
 
 
 class SerializedConnection:
@@ -40,7 +41,7 @@ class SerializedConnection:
 
     def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         with self.lock, self.damage():
-            return [tuple(row) for row in self.raw.execute(sql, params)]
+            return rows_within_budget(self.raw, sql, params)
 
     def executemany(self, sql: str, rows: Any) -> None:
         with self.lock, self.damage():
@@ -67,6 +68,24 @@ class SerializedConnection:
     def close(self) -> None:
         with self.lock:
             self.raw.close()
+
+
+# SQLite calls a statement's progress handler every this many steps of its program.
+_PROGRESS_STEPS = 1000
+
+
+def rows_within_budget(conn: apsw.Connection, sql: str, params: Any) -> list[tuple[Any, ...]]:
+    """Every row of one statement; within a search, stopped (``QueryTimeout``) once the
+    search's budget is spent (trove.search.deadline). The caller holds ``conn``."""
+    if deadline.left() is None:  # not a search: nothing to stop
+        return [tuple(row) for row in conn.execute(sql, params)]
+    conn.set_progress_handler(deadline.expired, _PROGRESS_STEPS)
+    try:
+        return [tuple(row) for row in conn.execute(sql, params)]
+    except apsw.InterruptError:
+        raise deadline.error() from None
+    finally:
+        conn.set_progress_handler(None)
 
 
 class Connected:

@@ -6,7 +6,6 @@ fallbacks."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -14,9 +13,8 @@ import apsw
 
 from trove.backends.sqlite.connection import Connected
 from trove.backends.sqlite.filters import filter_sql, visible_best
-from trove.errors import InvalidQuery, QueryTimeout
+from trove.errors import InvalidQuery
 from trove.models import Chunk
-from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.ranking import (
     WIDEN,
     ChunkFields,
@@ -28,6 +26,7 @@ from trove.search.ranking import (
 if TYPE_CHECKING:
     from trove import hits
     from trove.backends.sqlite.keyword import Ranker, cjk_match, quote, word_match
+    from trove.backends.sqlite.readers import Readers
     from trove.backends.sqlite.word_searcher import WordSearcher
     from trove.hits import ChunkHit
     from trove.search.filters import Filters
@@ -48,6 +47,7 @@ class KeywordSearch(Connected):
 
     _words: WordSearcher
     _word_tokenizer: apsw.FTS5Tokenizer
+    _readers: Readers | None
 
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
@@ -103,29 +103,19 @@ class KeywordSearch(Connected):
             window *= WIDEN
 
     def _fts_ranked(self, table: str, match: str, window: int) -> list[tuple[int, float]]:
-        # The time budget: SQLite calls the handler every few thousand steps, and a true
-        # answer interrupts the statement.
-        deadline = time.monotonic() + SEARCH_BUDGET_S
-        with self.conn.lock:
-            self.conn.raw.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
-            try:
-                return [
-                    (int(cid), float(score))
-                    for cid, score in self.conn.execute(
-                        f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? "
-                        "ORDER BY rank LIMIT ?",
-                        (match, window),
-                    )
-                ]
-            except apsw.InterruptError:
-                raise QueryTimeout(
-                    f"the search ran past its {SEARCH_BUDGET_S:g} s budget; "
-                    "use fewer words or narrower filters"
-                ) from None
-            except apsw.SQLError as exc:
-                raise InvalidQuery(f"cannot parse the query: {exc}") from None
-            finally:
-                self.conn.raw.set_progress_handler(None)
+        # On a connection of its own where it can (readers.py): other readers do not wait
+        # for this statement, which may run up to the search's whole budget.
+        sql = f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
+        readers = self._readers
+        try:
+            with self.conn.damage():  # a reader's damage names the file as the store's does
+                usable = readers and readers.usable()
+                rows = readers.rows(sql, (match, window)) if usable else None
+            if rows is None:
+                rows = self.conn.execute(sql, (match, window))
+        except apsw.SQLError as exc:
+            raise InvalidQuery(f"cannot parse the query: {exc}") from None
+        return [(int(cid), float(score)) for cid, score in rows]
 
     def term_counts(self, words: Sequence[str]) -> dict[str, int]:
         """How many chunks hold each query word (its stem, as the word index has it)."""
