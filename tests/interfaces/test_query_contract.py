@@ -8,6 +8,7 @@ minutes); an integer past 64 bits in a metadata filter was an OverflowError (HTT
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
@@ -81,8 +82,9 @@ class Interfaces:
         return "ok"
 
     def cli(self, query: str, raw: bool, meta: dict[str, Any]) -> str:
-        args = ["--db", str(self.db), "search", query, "--mode", "keyword", "--json"]
+        args = ["--db", str(self.db), "search", "--mode", "keyword", "--json"]
         args += ["--raw"] * raw + [f"--meta={k}={json.dumps(v)}" for k, v in meta.items()]
+        args += ["--", query]  # a query such as "-0" is the query, not an option
         result = CliRunner(env={"TROVE_EMBEDDER": "hash:64"}).invoke(cli, args)
         if result.exit_code == 0:
             return "ok"
@@ -134,7 +136,11 @@ def interfaces(db: Path, serve: Serve) -> Iterator[Interfaces]:
                 start_blocking_portal() as portal,
                 portal.wrap_async_context_manager(session()) as mcp,
             ):
-                assert web.post("/login", data={"token": TOKEN}).status_code == 303
+                page = web.get("/login").text  # the sign-in form's token (web/forms.py)
+                form = re.search(r'name="form_token" value="([^"]+)"', page)
+                assert form, "no sign-in form"
+                signed = web.post("/login", data={"token": TOKEN, "form_token": form.group(1)})
+                assert signed.status_code == 303
                 yield Interfaces(db, http, web, mcp, portal)
 
 

@@ -109,8 +109,8 @@ class KeywordSearch(Connected):
         readers = self._readers
         try:
             with self.conn.damage():  # a reader's damage names the file as the store's does
-                usable = readers and readers.usable()
-                rows = readers.rows(sql, (match, window)) if usable else None
+                usable = readers is not None and readers.usable()
+                rows = readers.rows(sql, (match, window)) if readers and usable else None
             if rows is None:
                 rows = self.conn.execute(sql, (match, window))
         except apsw.SQLError as exc:
