@@ -1,10 +1,11 @@
 """Keyword search of the PostgreSQL backend.
 
-Ranking is BM25 computed in SQL, the same formula FTS5 uses (k1 = 1.2, b = 0.75, its idf
-floor), over the chunks that match any query term through the GIN index. A chunk's term
-frequencies come from its stored ``tsvector``: the query's lexemes are picked out with
-``setweight``/``ts_filter`` (C code, no full unnest). Document frequencies are counted
-over the same matching chunks, so nothing else is kept in step with writes.
+Words are ranked by BM25 over the word postings (postings.py): the terms, counts and
+lengths of SQLite's word index, FTS5's formula (k1 = 1.2, b = 0.75, its idf floor), so a
+query ranks chunks as on SQLite, to within ties. CJK grams are ranked by the same formula
+over their ``tsvector`` (term frequencies picked out with ``setweight``/``ts_filter``,
+C code, no full unnest), and raw queries by ``ts_rank_cd`` through the GIN indexes.
+Document frequencies are counted over the matching rows, so nothing else is kept in step.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from trove.backends.postgres import postings
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
@@ -57,10 +59,8 @@ class KeywordSearch(Connected):
                 merge_evidence(scores, hit)
             return sorted(scores.values(), key=lambda h: (-h.score, h.doc_id))[:limit]
         folded = [text_index.fold(w) for w in query.words]
-        lexemes = [lex for w in folded for lex in self.stems(folded).get(w, ())]
-        if lexemes:
-            for hit in self._ranked("words", lexemes, where, params, limit):
-                merge_evidence(scores, hit)
+        for hit in self._word_ranked(query.words, folded, where, params, limit):
+            merge_evidence(scores, hit)
         grams = text_index.query_grams(query)
         if grams:
             for hit in self._ranked("grams", grams, where, params, limit):
@@ -72,6 +72,26 @@ class KeywordSearch(Connected):
                 for hit in self._substring_search(terms, where, params, limit):
                     merge_evidence(scores, hit)
         return sorted(scores.values(), key=lambda h: (-h.score, h.doc_id))[:limit]
+
+    def _word_ranked(
+        self,
+        words: Sequence[str],
+        folded: Sequence[str],
+        where: str,
+        params: list[Any],
+        limit: int,
+    ) -> list[ChunkHit]:
+        """Chunks by BM25 over the word postings (the SQLite word index's terms and
+        scores); by ``ts_rank_cd`` over the word vectors when that ranking is chosen."""
+        if self.ranking == "ts_rank_cd":
+            lexemes = [lex for w in folded for lex in self.stems(folded).get(w, ())]
+            return self._ranked("words", lexemes, where, params, limit) if lexemes else []
+        terms = postings.query_terms(words)
+        if not terms:
+            return []
+        total, average, _ = self._corpus()
+        ranking = [terms, terms, total, average or 1.0]
+        return self._window(sql.SQL(postings.bm25_sql()), ranking, where, params, limit)
 
     def _ranked(
         self, column: str, lexemes: Sequence[str], where: str, params: list[Any], limit: int
@@ -191,22 +211,13 @@ class KeywordSearch(Connected):
         return total, words, grams
 
     def term_counts(self, words: Sequence[str]) -> dict[str, int]:
-        """How many chunks hold each query word (any of its lexemes), by the GIN index."""
-        folded = {w: text_index.fold(w) for w in dict.fromkeys(words)}
-        stems = self.stems(list(folded.values()))
-        lexemes = sorted({lex for f in folded.values() for lex in stems.get(f, ())})
+        """How many chunks hold each query word (its term, as the word index has it)."""
+        first = {w: t[0] for w in dict.fromkeys(words) for t in (postings.query_terms([w]),) if t}
         found = {
-            str(lex): int(n)
-            for lex, n in self.rows(
-                "SELECT l, (SELECT count(*) FROM chunk WHERE words @@ quote_literal(l)::tsquery)"
-                " FROM unnest(%s::text[]) AS l",
-                (lexemes,),
-            )
+            str(term): int(n)
+            for term, n in self.rows(postings.term_counts_sql(), (sorted(set(first.values())),))
         }
-        return {
-            w: max((found.get(x, 0) for x in stems.get(f, ())), default=0)
-            for w, f in folded.items()
-        }
+        return {w: found.get(term, 0) for w, term in first.items()}
 
     def stems(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The lexemes PostgreSQL's stemmer makes of each (folded) word, cached."""

@@ -1,0 +1,134 @@
+"""Word postings of the PostgreSQL backend: what its BM25 is computed from.
+
+Each chunk's head and text (joined by a newline, as the SQLite word index reads them) are
+cut by the very tokenizer of SQLite's word index (FTS5 ``porter unicode61
+remove_diacritics 2``, through apsw, a dependency of trove anyway), so both backends index
+the same terms and score them with the same BM25: a query gets the same ranking on either,
+to within ties. One row per (term, chunk) holds the term's count in the chunk and the
+chunk's length in tokens, written with the chunk in its transaction; the primary key,
+which INCLUDEs both, answers a query term by an index-only range scan, and document
+frequencies are counted from the same rows, so nothing else is kept in step.
+
+A statement trigger with a transition table drops the postings of deleted chunks (a
+document's deletion cascades to its chunks, and fires it too); a foreign key would cost
+a look-up of the chunk for every posting written.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable
+
+import apsw
+import psycopg
+
+from trove.search import bm25
+
+# The table, its index and the trigger; chunk.words_len becomes the token count under the
+# same tokenizer (BM25's document length), recomputed by the migration with the postings.
+M007 = """
+CREATE TABLE posting (
+    term text COLLATE "C" NOT NULL,
+    chunk_id bigint NOT NULL,
+    tf integer NOT NULL,
+    len integer NOT NULL,
+    PRIMARY KEY (term, chunk_id) INCLUDE (tf, len)
+);
+CREATE INDEX posting_chunk ON posting (chunk_id);
+
+CREATE FUNCTION trove_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM posting WHERE chunk_id IN (SELECT id FROM gone);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER chunk_postings AFTER DELETE ON chunk
+    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION trove_drop_postings();
+"""
+
+# Chunks tokenized per round trip when the migration indexes an existing store.
+_BACKFILL_BATCH = 2_000
+_COPY = "COPY posting (term, chunk_id, tf, len) FROM STDIN"
+
+_lock = threading.Lock()
+_tokenizer: apsw.FTS5Tokenizer | None = None
+
+
+def _tokenize(text: str, reason: int) -> list[str]:
+    global _tokenizer
+    with _lock:  # one in-memory connection serves every thread, one call at a time
+        if _tokenizer is None:
+            conn = apsw.Connection(":memory:")
+            _tokenizer = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+        found = _tokenizer(
+            text.encode("utf-8"), reason, None, include_offsets=False, include_colocated=False
+        )
+    return [str(token) for token in found]
+
+
+def chunk_terms(head: str, text: str) -> tuple[Counter[str], int]:
+    """(count of each term, number of tokens) of a chunk, as SQLite's word index has it."""
+    tokens = _tokenize(f"{head}\n{text}", apsw.FTS5_TOKENIZE_DOCUMENT)
+    return Counter(tokens), len(tokens)
+
+
+def query_terms(words: Iterable[str]) -> list[str]:
+    """The terms of query words, a word given twice counted twice (as FTS5 counts it).
+
+    A word the tokenizer cuts in two (rare: the query parser and unicode61 disagree about
+    a character) gives both terms, where FTS5 would ask for them as a phrase."""
+    return [t for word in words for t in _tokenize(word, apsw.FTS5_TOKENIZE_QUERY)]
+
+
+def write(cur: psycopg.Cursor, chunks: Iterable[tuple[int, Counter[str], int]]) -> None:
+    """Postings of new chunks, (chunk id, term counts, length) each, by COPY."""
+    with cur.copy(_COPY) as copy:
+        for chunk_id, counts, length in chunks:
+            for term, tf in counts.items():
+                copy.write_row((term, chunk_id, tf, length))
+
+
+def m007_postings(conn: psycopg.Connection) -> None:
+    """The posting table, filled for the chunks already stored."""
+    conn.execute(M007)
+    after = 0
+    while True:
+        rows = conn.execute(
+            "SELECT id, head, text FROM chunk WHERE id > %s ORDER BY id LIMIT %s",
+            (after, _BACKFILL_BATCH),
+        ).fetchall()
+        if not rows:
+            return
+        indexed = [(int(cid), *chunk_terms(str(head), str(text))) for cid, head, text in rows]
+        with conn.cursor() as cur:
+            write(cur, indexed)
+            cur.executemany(
+                "UPDATE chunk SET words_len = %s WHERE id = %s",
+                [(length, cid) for cid, _, length in indexed],
+            )
+        after = int(rows[-1][0])
+
+
+def bm25_sql() -> str:
+    """Chunks ranked by FTS5's ``bm25()`` for an OR of terms. Parameters: the terms (a
+    term given twice counts twice) twice, the number of chunks, their mean length, the
+    window. Every posting of every term is scored (an index-only scan of each term's
+    range): exhaustive, so exact, as FTS5 is."""
+    k1, b = f"{bm25.K1!r}::float8", f"{bm25.B!r}::float8"
+    return (
+        "WITH q AS (SELECT term, count(*) AS n FROM unnest(%s::text[]) AS term GROUP BY term),"
+        " p AS MATERIALIZED (SELECT term, chunk_id, tf, len FROM posting"
+        " WHERE term = ANY(%s::text[])),"
+        " x AS (SELECT term, ln((t.total - count(*) + 0.5) / (count(*) + 0.5)) AS idf"
+        " FROM p, (SELECT %s::float8 AS total) t GROUP BY term, t.total),"
+        " w AS (SELECT q.term, q.n * CASE WHEN x.idf > 0 THEN x.idf"
+        f" ELSE {bm25.IDF_FLOOR!r}::float8 END AS idf FROM q JOIN x USING (term))"
+        f" SELECT p.chunk_id AS id, sum(w.idf * (p.tf * ({k1} + 1) / (p.tf + {k1}"
+        f" * (1 - {b} + {b} * p.len / %s::float8)))) AS score"
+        " FROM p JOIN w USING (term) GROUP BY p.chunk_id"
+        " ORDER BY score DESC, p.chunk_id LIMIT %s"
+    )
+
+
+def term_counts_sql() -> str:
+    return "SELECT term, count(*) FROM posting WHERE term = ANY(%s::text[]) GROUP BY term"
