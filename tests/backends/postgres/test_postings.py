@@ -3,13 +3,16 @@ in their transaction, and built for a store an older trove wrote."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import psycopg
 import pytest
+from click.testing import CliRunner
 
 import trove
 from trove.backends.postgres.url import parse
+from trove.interfaces.cli import cli
 
 # Words where Snowball (PostgreSQL's english stemmer) and Porter (FTS5's) disagree, and
 # lengths that differ between chunks, so that a ranking from other terms or other
@@ -100,3 +103,26 @@ def test_a_store_written_before_postings_is_migrated_and_ranks_the_same(
     fill(sqlite)
     assert_same(ranking(pg_target, "general knowledge"), ranking(sqlite, "general knowledge"))
     assert sql(pg_url, f"SELECT max(version) FROM {schema}.trove_migrations") == [(7,)]
+
+
+def test_trove_check_runs_on_postgres_and_finds_postings_out_of_step(
+    pg_target: str, pg_url: str
+) -> None:
+    schema = parse(pg_target).schema
+    fill(pg_target)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--db", pg_target, "--embedder", "none", "check"])
+    assert result.exit_code == 0, result.output
+    assert "6 documents, 6 chunks" in result.output and result.output.rstrip().endswith("ok")
+    sql(
+        pg_url,
+        f"DELETE FROM {schema}.posting WHERE term = 'cat'; "
+        f"INSERT INTO {schema}.posting VALUES ('ghost', 999999, 1, 1); "
+        f"UPDATE {schema}.document SET text = 'changed behind its hash' WHERE source_id = 'f'",
+    )
+    result = runner.invoke(cli, ["--db", pg_target, "--embedder", "none", "check", "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert sum("word postings for its" in p for p in report["problems"]) == 2  # d and e
+    assert "posting: 1 postings of chunks that are gone" in report["problems"]
+    assert any("does not match its content hash" in p for p in report["problems"])

@@ -132,3 +132,37 @@ def bm25_sql() -> str:
 
 def term_counts_sql() -> str:
     return "SELECT term, count(*) FROM posting WHERE term = ANY(%s::text[]) GROUP BY term"
+
+
+# A chunk's postings agree with it when their counts add up to its length, and each
+# carries that length; postings of a chunk that is gone are orphans. (Counts of the right
+# total under the wrong terms would need every chunk tokenized again: not checked.)
+_DISAGREE = """
+SELECT c.id, c.words_len, coalesce(p.total, 0), p.shortest, p.longest FROM chunk c
+LEFT JOIN (SELECT chunk_id, sum(tf) AS total, min(len) AS shortest, max(len) AS longest
+           FROM posting GROUP BY chunk_id) p ON p.chunk_id = c.id
+WHERE coalesce(p.total, 0) <> c.words_len OR p.shortest <> c.words_len
+   OR p.longest <> c.words_len
+ORDER BY c.id LIMIT 20
+"""
+_ORPHANS = (
+    "SELECT count(*) FROM posting p "
+    "WHERE NOT EXISTS (SELECT 1 FROM chunk c WHERE c.id = p.chunk_id)"
+)
+
+
+def problems(conn: psycopg.Connection) -> list[str]:
+    """Where the postings disagree with the chunks (``trove check``)."""
+    found = [
+        f"chunk {cid}: {total} word postings for its {length} tokens"
+        + (
+            ""
+            if shortest in (None, length) and longest in (None, length)
+            else f" (lengths {shortest}-{longest})"
+        )
+        for cid, length, total, shortest, longest in conn.execute(_DISAGREE)
+    ]
+    row = conn.execute(_ORPHANS).fetchone()
+    if row and row[0]:
+        found.append(f"posting: {row[0]} postings of chunks that are gone")
+    return found

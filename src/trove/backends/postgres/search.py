@@ -219,6 +219,11 @@ class KeywordSearch(Connected):
         }
         return {w: found.get(term, 0) for w, term in first.items()}
 
+    def index_problems(self) -> list[str]:
+        """Where the word postings disagree with the chunks (``trove check``)."""
+        with self.conn() as conn:
+            return postings.problems(conn)
+
     def stems(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The lexemes PostgreSQL's stemmer makes of each (folded) word, cached."""
         missing = [w for w in dict.fromkeys(words) if w not in self._stems]
