@@ -83,6 +83,12 @@ def test_postings_follow_replaced_and_purged_documents(pg_target: str, pg_url: s
     )
     assert orphans == [(0,)]
     assert sql(pg_url, f"SELECT count(*) FROM {schema}.posting WHERE term = 'ferret'") == [(0,)]
+    assert sql(
+        pg_url, f"SELECT df FROM {schema}.term_df WHERE term IN ('ferret', 'dog') ORDER BY term"
+    ) == [
+        (2,),
+        (0,),
+    ]
 
 
 def test_a_store_written_before_postings_is_migrated_and_ranks_the_same(
@@ -90,11 +96,12 @@ def test_a_store_written_before_postings_is_migrated_and_ranks_the_same(
 ) -> None:
     schema = parse(pg_target).schema
     fill(pg_target)
-    # What trove wrote before schema version 7: no posting table, no trigger, and
+    # What trove wrote before schema version 7: no postings, no trigger, and
     # words_len counted by the query parser's words.
     sql(
         pg_url,
-        f"DROP TABLE {schema}.posting; DROP TRIGGER chunk_postings ON {schema}.chunk; "
+        f"DROP TABLE {schema}.posting, {schema}.term_df; "
+        f"DROP TRIGGER chunk_postings ON {schema}.chunk; "
         f"DROP FUNCTION {schema}.trove_drop_postings(); "
         f"UPDATE {schema}.chunk SET words_len = 1; "
         f"DELETE FROM {schema}.trove_migrations WHERE version = 7",
@@ -125,4 +132,5 @@ def test_trove_check_runs_on_postgres_and_finds_postings_out_of_step(
     report = json.loads(result.output)
     assert sum("word postings for its" in p for p in report["problems"]) == 2  # d and e
     assert "posting: 1 postings of chunks that are gone" in report["problems"]
+    assert "term_df: 2 terms with a document frequency their postings deny" in report["problems"]
     assert any("does not match its content hash" in p for p in report["problems"])

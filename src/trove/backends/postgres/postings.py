@@ -25,8 +25,9 @@ import psycopg
 
 from trove.search import bm25
 
-# The table, its index and the trigger; chunk.words_len becomes the token count under the
-# same tokenizer (BM25's document length), recomputed by the migration with the postings.
+# The table, its index, each term's document frequency and the trigger; chunk.words_len
+# becomes the token count under the same tokenizer (BM25's document length), recomputed
+# by the migration with the postings.
 M007 = """
 CREATE TABLE posting (
     term text COLLATE "C" NOT NULL,
@@ -36,10 +37,17 @@ CREATE TABLE posting (
     PRIMARY KEY (term, chunk_id) INCLUDE (tf, len)
 );
 CREATE INDEX posting_chunk ON posting (chunk_id);
+CREATE TABLE term_df (term text COLLATE "C" PRIMARY KEY, df bigint NOT NULL);
 
 CREATE FUNCTION trove_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    DELETE FROM posting WHERE chunk_id IN (SELECT id FROM gone);
+    PERFORM pg_advisory_xact_lock(1414680409, hashtext(TG_TABLE_SCHEMA));  -- see write()
+    WITH dropped AS (
+        DELETE FROM posting WHERE chunk_id IN (SELECT id FROM gone) RETURNING term
+    )
+    INSERT INTO term_df (term, df)
+    SELECT term, -count(*) FROM dropped GROUP BY term ORDER BY term
+    ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df;
     RETURN NULL;
 END $$;
 CREATE TRIGGER chunk_postings AFTER DELETE ON chunk
@@ -49,6 +57,9 @@ CREATE TRIGGER chunk_postings AFTER DELETE ON chunk
 # Chunks tokenized per round trip when the migration indexes an existing store.
 _BACKFILL_BATCH = 2_000
 _COPY = "COPY posting (term, chunk_id, tf, len) FROM STDIN"
+# The advisory lock (this space, the store's schema) that writers of term_df take; the
+# trigger names it too.
+_DF_LOCK = 1414680409
 
 _lock = threading.Lock()
 _tokenizer: apsw.FTS5Tokenizer | None = None
@@ -81,11 +92,26 @@ def query_terms(words: Iterable[str]) -> list[str]:
 
 
 def write(cur: psycopg.Cursor, chunks: Iterable[tuple[int, Counter[str], int]]) -> None:
-    """Postings of new chunks, (chunk id, term counts, length) each, by COPY."""
+    """Postings of new chunks, (chunk id, term counts, length) each, by COPY, and the
+    terms' document frequencies. Every writer of those (this, and the delete trigger)
+    first takes one lock until its commit: writers that share common terms take turns
+    there, where row locks taken in two passes (a delete's, then an insert's) could
+    deadlock."""
+    df: Counter[str] = Counter()
     with cur.copy(_COPY) as copy:
         for chunk_id, counts, length in chunks:
+            df.update(counts.keys())
             for term, tf in counts.items():
                 copy.write_row((term, chunk_id, tf, length))
+    terms = sorted(df)
+    cur.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", (_DF_LOCK,))
+    cur.execute(_ADD_DF, (terms, [df[t] for t in terms]))
+
+
+_ADD_DF = (
+    "INSERT INTO term_df (term, df) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+    "ORDER BY 1 ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df"
+)
 
 
 def m007_postings(conn: psycopg.Connection) -> None:
@@ -98,7 +124,7 @@ def m007_postings(conn: psycopg.Connection) -> None:
             (after, _BACKFILL_BATCH),
         ).fetchall()
         if not rows:
-            return
+            break
         indexed = [(int(cid), *chunk_terms(str(head), str(text))) for cid, head, text in rows]
         with conn.cursor() as cur:
             write(cur, indexed)
@@ -109,29 +135,33 @@ def m007_postings(conn: psycopg.Connection) -> None:
         after = int(rows[-1][0])
 
 
+# A posting's BM25 weight without its idf, as fts5_aux.c computes it (the parameter: the
+# mean chunk length).
+_K1, _B = f"{bm25.K1!r}::float8", f"{bm25.B!r}::float8"
+_TF = f"p.tf * ({_K1} + 1) / (p.tf + {_K1} * (1 - {_B} + {_B} * p.len / %s::float8))"
+
+
 def bm25_sql() -> str:
-    """Chunks ranked by FTS5's ``bm25()`` for an OR of terms. Parameters: the terms (a
-    term given twice counts twice) twice, the number of chunks, their mean length, the
-    window. Every posting of every term is scored (an index-only scan of each term's
-    range): exhaustive, so exact, as FTS5 is."""
-    k1, b = f"{bm25.K1!r}::float8", f"{bm25.B!r}::float8"
+    """Chunks ranked by FTS5's ``bm25()`` for an OR of terms. Parameters: the mean chunk
+    length, the terms (a term given twice counts twice), the number of chunks, the window.
+
+    Idf comes from each term's stored document frequency; every posting of every term is
+    scored (an index-only scan of each term's range): exhaustive, so exact, as FTS5 is."""
     return (
-        "WITH q AS (SELECT term, count(*) AS n FROM unnest(%s::text[]) AS term GROUP BY term),"
-        " p AS MATERIALIZED (SELECT term, chunk_id, tf, len FROM posting"
-        " WHERE term = ANY(%s::text[])),"
-        " x AS (SELECT term, ln((t.total - count(*) + 0.5) / (count(*) + 0.5)) AS idf"
-        " FROM p, (SELECT %s::float8 AS total) t GROUP BY term, t.total),"
-        " w AS (SELECT q.term, q.n * CASE WHEN x.idf > 0 THEN x.idf"
-        f" ELSE {bm25.IDF_FLOOR!r}::float8 END AS idf FROM q JOIN x USING (term))"
-        f" SELECT p.chunk_id AS id, sum(w.idf * (p.tf * ({k1} + 1) / (p.tf + {k1}"
-        f" * (1 - {b} + {b} * p.len / %s::float8)))) AS score"
-        " FROM p JOIN w USING (term) GROUP BY p.chunk_id"
-        " ORDER BY score DESC, p.chunk_id LIMIT %s"
+        f"SELECT p.chunk_id AS id, sum(w.w * {_TF}) AS score FROM ("
+        " SELECT d.term, q.n * CASE WHEN i.idf > 0 THEN i.idf"
+        f" ELSE {bm25.IDF_FLOOR!r}::float8 END AS w"
+        " FROM (SELECT term, count(*) AS n FROM unnest(%s::text[]) AS term GROUP BY term) q"
+        " JOIN term_df d ON d.term = q.term"
+        " CROSS JOIN LATERAL (SELECT ln((%s::float8 - d.df + 0.5) / (d.df + 0.5)) AS idf) i"
+        " WHERE d.df > 0"
+        ") w JOIN posting p ON p.term = w.term"
+        " GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s"
     )
 
 
 def term_counts_sql() -> str:
-    return "SELECT term, count(*) FROM posting WHERE term = ANY(%s::text[]) GROUP BY term"
+    return "SELECT term, df FROM term_df WHERE term = ANY(%s::text[])"
 
 
 # A chunk's postings agree with it when their counts add up to its length, and each
@@ -151,6 +181,12 @@ _ORPHANS = (
 )
 
 
+_DF_WRONG = (
+    "SELECT count(*) FROM (SELECT term, count(*) AS n FROM posting GROUP BY term) p "
+    "FULL JOIN term_df d USING (term) WHERE coalesce(p.n, 0) <> coalesce(d.df, 0)"
+)
+
+
 def problems(conn: psycopg.Connection) -> list[str]:
     """Where the postings disagree with the chunks (``trove check``)."""
     found = [
@@ -165,4 +201,7 @@ def problems(conn: psycopg.Connection) -> list[str]:
     row = conn.execute(_ORPHANS).fetchone()
     if row and row[0]:
         found.append(f"posting: {row[0]} postings of chunks that are gone")
+    row = conn.execute(_DF_WRONG).fetchone()
+    if row and row[0]:
+        found.append(f"term_df: {row[0]} terms with a document frequency their postings deny")
     return found

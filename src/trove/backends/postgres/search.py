@@ -11,7 +11,7 @@ Document frequencies are counted over the matching rows, so nothing else is kept
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -34,10 +34,15 @@ from trove.search.ranking import collapse, merge_evidence, substring_scores
 _STATS_TTL_S = 30.0
 _K1, _B = bm25.K1, bm25.B
 _STEM_CACHE = 100_000
-# Settings of a ranking statement's transaction (gone after it): its time budget; and no
-# sequential scan, as the GIN index answers an OR of lexemes exactly (its bitmap scan needs
-# no recheck), where a sequential scan would read (detoast) each vector twice.
-_SETTINGS = {"statement_timeout": str(int(SEARCH_BUDGET_S * 1000)), "enable_seqscan": "off"}
+# Settings of a ranking statement's transaction (gone after it): its time budget; no
+# sequential scan, as the indexes answer an OR of terms exactly (a GIN bitmap scan needs
+# no recheck), where a sequential scan would read (detoast) each vector twice; memory to
+# hash a query's postings in (the default 4 MB spills a common term's to disk).
+_SETTINGS = {
+    "statement_timeout": str(int(SEARCH_BUDGET_S * 1000)),
+    "enable_seqscan": "off",
+    "work_mem": "64MB",
+}
 
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
 
@@ -90,8 +95,14 @@ class KeywordSearch(Connected):
         if not terms:
             return []
         total, average, _ = self._corpus()
-        ranking = [terms, terms, total, average or 1.0]
-        return self._window(sql.SQL(postings.bm25_sql()), ranking, where, params, limit)
+        ranking = postings.bm25_sql()
+        return self._window(
+            sql.SQL(ranking),
+            lambda w: [average or 1.0, terms, total, w],
+            where,
+            params,
+            limit,
+        )
 
     def _ranked(
         self, column: str, lexemes: Sequence[str], where: str, params: list[Any], limit: int
@@ -99,16 +110,18 @@ class KeywordSearch(Connected):
         unique = list(dict.fromkeys(lexemes))
         match = text_index.or_query(unique)
         if self.ranking == "ts_rank_cd":
-            return self._window(self._rank_cd_sql(column), [match, match], where, params, limit)
+            return self._window(
+                self._rank_cd_sql(column), lambda w: [match, match, w], where, params, limit
+            )
         total, words_avg, grams_avg = self._corpus()
         average = (words_avg if column == "words" else grams_avg) or 1.0
         ranking = [unique, match, total, average]
-        return self._window(self._bm25_sql(column), ranking, where, params, limit)
+        return self._window(self._bm25_sql(column), lambda w: [*ranking, w], where, params, limit)
 
     def _window(
         self,
         ranked_sql: sql.Composable,
-        ranking: list[Any],
+        ranking: Callable[[int], list[Any]],
         where: str,
         params: list[Any],
         limit: int,
@@ -123,7 +136,7 @@ class KeywordSearch(Connected):
         ).format(ranked=ranked_sql, where=sql.SQL(where))
         while True:
             try:
-                rows = self.read_with(_SETTINGS, query, [*ranking, window, *params])
+                rows = self.read_with(_SETTINGS, query, [*ranking(window), *params])
             except psycopg.errors.QueryCanceled:
                 raise QueryTimeout(
                     f"the search ran past its {SEARCH_BUDGET_S:g} s budget; "
@@ -175,7 +188,9 @@ class KeywordSearch(Connected):
         if tsquery is None:
             return []
         column = "grams" if cjk else "words"
-        return self._window(self._rank_cd_sql(column), [tsquery, tsquery], where, params, limit)
+        return self._window(
+            self._rank_cd_sql(column), lambda w: [tsquery, tsquery, w], where, params, limit
+        )
 
     def _substring_search(
         self, terms: Sequence[str], where: str, params: list[Any], limit: int
