@@ -33,11 +33,14 @@ CREATE TABLE posting (
     term text COLLATE "C" NOT NULL,
     chunk_id bigint NOT NULL,
     tf integer NOT NULL,
-    len integer NOT NULL,
-    PRIMARY KEY (term, chunk_id) INCLUDE (tf, len)
+    len integer NOT NULL
 );
-CREATE INDEX posting_chunk ON posting (chunk_id);
 CREATE TABLE term_df (term text COLLATE "C" PRIMARY KEY, df bigint NOT NULL);
+"""
+# Indexed after the migration has filled the table (one sort, not a row at a time).
+M007_INDEXES = """
+ALTER TABLE posting ADD PRIMARY KEY (term, chunk_id) INCLUDE (tf, len);
+CREATE INDEX posting_chunk ON posting (chunk_id);
 
 CREATE FUNCTION trove_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -91,21 +94,24 @@ def query_terms(words: Iterable[str]) -> list[str]:
     return [t for word in words for t in _tokenize(word, apsw.FTS5_TOKENIZE_QUERY)]
 
 
-def write(cur: psycopg.Cursor, chunks: Iterable[tuple[int, Counter[str], int]]) -> None:
+def write(
+    cur: psycopg.Cursor, chunks: Iterable[tuple[int, Counter[str], int]], *, df: bool = True
+) -> None:
     """Postings of new chunks, (chunk id, term counts, length) each, by COPY, and the
     terms' document frequencies. Every writer of those (this, and the delete trigger)
     first takes one lock until its commit: writers that share common terms take turns
     there, where row locks taken in two passes (a delete's, then an insert's) could
     deadlock."""
-    df: Counter[str] = Counter()
+    held: Counter[str] = Counter()
     with cur.copy(_COPY) as copy:
         for chunk_id, counts, length in chunks:
-            df.update(counts.keys())
+            held.update(counts.keys())
             for term, tf in counts.items():
                 copy.write_row((term, chunk_id, tf, length))
-    terms = sorted(df)
-    cur.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", (_DF_LOCK,))
-    cur.execute(_ADD_DF, (terms, [df[t] for t in terms]))
+    if df:
+        terms = sorted(held)
+        cur.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", (_DF_LOCK,))
+        cur.execute(_ADD_DF, (terms, [held[t] for t in terms]))
 
 
 _ADD_DF = (
@@ -115,7 +121,7 @@ _ADD_DF = (
 
 
 def m007_postings(conn: psycopg.Connection) -> None:
-    """The posting table, filled for the chunks already stored."""
+    """The posting table, filled for the chunks already stored, then indexed."""
     conn.execute(M007)
     after = 0
     while True:
@@ -127,12 +133,15 @@ def m007_postings(conn: psycopg.Connection) -> None:
             break
         indexed = [(int(cid), *chunk_terms(str(head), str(text))) for cid, head, text in rows]
         with conn.cursor() as cur:
-            write(cur, indexed)
-            cur.executemany(
-                "UPDATE chunk SET words_len = %s WHERE id = %s",
-                [(length, cid) for cid, _, length in indexed],
+            write(cur, indexed, df=False)
+            cur.execute(
+                "UPDATE chunk c SET words_len = v.len "
+                "FROM unnest(%s::bigint[], %s::int[]) AS v(id, len) WHERE c.id = v.id",
+                ([cid for cid, _, _ in indexed], [length for _, _, length in indexed]),
             )
         after = int(rows[-1][0])
+    conn.execute("INSERT INTO term_df SELECT term, count(*) FROM posting GROUP BY term")
+    conn.execute(M007_INDEXES)
 
 
 # A posting's BM25 weight without its idf, as fts5_aux.c computes it (the parameter: the
