@@ -1,16 +1,18 @@
 """Integrity checks of a store, on demand (``trove check``) and after every crash test.
 
-A store is consistent when SQLite finds its file sound, the full-text indexes agree with
-the chunk rows, every live document's chunks cover its text and ``get`` returns the text
-whose hash it records, no natural key is held twice, and every chunk has a vector once
-the store has vectors. Nothing here repairs anything: it reports.
+A store is consistent when SQLite finds its file sound, the full-text indexes (on
+PostgreSQL, the word postings) agree with the chunk rows, every live document's chunks
+cover its text and ``get`` returns the text whose hash it records, no natural key is
+held twice, and every chunk has a vector once the store has vectors. Nothing here
+repairs anything: it reports.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -36,24 +38,22 @@ class CheckReport:
 
 
 def check(store: Store) -> CheckReport:
-    """Run every check on a SQLite store (PostgreSQL checks its own pages)."""
+    """Run every check: on SQLite, its own and FTS5's integrity checks; on PostgreSQL
+    (which checks its own pages), whether the word postings agree with the chunks; on
+    both, the documents, their chunks, keys and vectors."""
     backend = store.backend
-    conn = getattr(backend, "conn", None)
-    if conn is None or not hasattr(conn, "raw"):
-        raise StoreError("trove check runs on SQLite stores; PostgreSQL has amcheck")
     report = CheckReport()
-    rows = conn.execute("PRAGMA integrity_check")
-    if [r[0] for r in rows] != ["ok"]:
-        report.problems += [f"sqlite: {r[0]}" for r in rows[:20]]
-    for table in ("chunk_fts", "chunk_cjk"):
-        try:
-            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
-        except apsw.ReadOnlyError:
-            pass  # a read-only file: FTS5 checks by writing a command row
-        except apsw.Error as exc:
-            report.problems.append(f"{table}: {exc}")
+    conn = getattr(backend, "conn", None)
+    if conn is not None and hasattr(conn, "raw"):
+        _sqlite(conn, report)
+        execute: Callable[[str], Iterable[Sequence[Any]]] = conn.execute
+    elif hasattr(backend, "index_problems"):
+        report.problems += backend.index_problems()
+        execute = backend.rows  # type: ignore[attr-defined]
+    else:
+        raise StoreError("trove check runs on SQLite and PostgreSQL stores")
     try:
-        _documents(conn, report)
+        _documents(execute, report)
     except CorruptStore:  # the rows cannot be read: SQLite's lines above say where
         report.problems.append("documents and chunks cannot be read: the file is damaged")
         return report
@@ -69,8 +69,20 @@ def check(store: Store) -> CheckReport:
     return report
 
 
-def _documents(conn: object, report: CheckReport) -> None:
-    execute = conn.execute  # type: ignore[attr-defined]
+def _sqlite(conn: Any, report: CheckReport) -> None:
+    rows = conn.execute("PRAGMA integrity_check")
+    if [r[0] for r in rows] != ["ok"]:
+        report.problems += [f"sqlite: {r[0]}" for r in rows[:20]]
+    for table in ("chunk_fts", "chunk_cjk"):
+        try:
+            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
+        except apsw.ReadOnlyError:
+            pass  # a read-only file: FTS5 checks by writing a command row
+        except apsw.Error as exc:
+            report.problems.append(f"{table}: {exc}")
+
+
+def _documents(execute: Callable[[str], Iterable[Sequence[Any]]], report: CheckReport) -> None:
     spans: dict[str, list[tuple[int, int]]] = {}
     for doc_id, start, end in execute(
         "SELECT doc_id, start_char, end_char FROM chunk ORDER BY doc_id, idx"

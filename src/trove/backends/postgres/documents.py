@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from trove.backends.postgres import postings
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.text import filterable
@@ -107,15 +109,7 @@ class DocumentStorage(Connected):
             ids: list[int] = []
             if chunks:
                 with conn.cursor() as cur:
-                    cur.executemany(
-                        _INSERT_CHUNK,
-                        [_chunk_params(doc_id, row) for row in chunks],
-                        returning=True,
-                    )
-                    while True:
-                        ids.append(int(cur.fetchone()[0]))  # type: ignore[index]
-                        if not cur.nextset():
-                            break
+                    ids = _insert_chunks(cur, [_IndexedChunk(doc_id, row) for row in chunks])
         self._written()
         return dropped, ids
 
@@ -126,7 +120,7 @@ class DocumentStorage(Connected):
         full = [w for w in writes if w.reindex]
         headers = [w for w in writes if not w.reindex]
         replaced = [w.doc.id for w in full if not w.fresh]
-        chunks = [_chunk_params(w.doc.id, row) for w in full for row in w.chunks]
+        chunks = [_IndexedChunk(w.doc.id, row) for w in full for row in w.chunks]
         dropped: list[int] = []
         ids: list[int] = []
         with self.transaction(), self.conn() as conn, conn.cursor() as cur:
@@ -138,11 +132,7 @@ class DocumentStorage(Connected):
                 cur.execute("DELETE FROM chunk WHERE doc_id = ANY(%s) RETURNING id", (replaced,))
                 dropped = [int(r[0]) for r in cur.fetchall()]
             if chunks:
-                cur.executemany(_INSERT_CHUNK, chunks, returning=True)
-                while True:
-                    ids.append(int(cur.fetchone()[0]))  # type: ignore[index]
-                    if not cur.nextset():
-                        break
+                ids = _insert_chunks(cur, chunks)
         self._written()
         return dropped, ids
 
@@ -183,16 +173,34 @@ class DocumentStorage(Connected):
             return cur.rowcount > 0
 
 
-def _chunk_params(doc_id: str, row: ChunkRow) -> tuple[Any, ...]:
-    words = text_index.words(row.head) + text_index.words(row.text)
-    grams = text_index.grams(row.head) + text_index.grams(row.text)
-    return (
-        *chunk_values(doc_id, row),
-        " ".join(words),
-        len(words),
-        text_index.tsvector(grams),
-        len(grams),
-    )
+class _IndexedChunk:
+    """A chunk row with what is indexed of it: its postings (term counts and length under
+    the word index's tokenizer) and its text-search vectors (for raw queries)."""
+
+    def __init__(self, doc_id: str, row: ChunkRow) -> None:
+        self.terms, self.length = postings.chunk_terms(row.head, row.text)
+        words = text_index.words(row.head) + text_index.words(row.text)
+        grams = text_index.grams(row.head) + text_index.grams(row.text)
+        self.params = (
+            *chunk_values(doc_id, row),
+            " ".join(words),
+            self.length,
+            text_index.tsvector(grams),
+            len(grams),
+        )
+
+
+def _insert_chunks(cur: psycopg.Cursor, chunks: Sequence[_IndexedChunk]) -> list[int]:
+    """Insert chunks (one pipelined ``executemany``) and then their postings (one COPY);
+    returns the new chunk ids in order."""
+    cur.executemany(_INSERT_CHUNK, [c.params for c in chunks], returning=True)
+    ids: list[int] = []
+    while True:
+        ids.append(int(cur.fetchone()[0]))  # type: ignore[index]
+        if not cur.nextset():
+            break
+    postings.write(cur, ((i, c.terms, c.length) for i, c in zip(ids, chunks, strict=True)))
+    return ids
 
 
 def _upsert_params(doc: Document) -> list[Any]:

@@ -1,20 +1,22 @@
 """Keyword search of the PostgreSQL backend.
 
-Ranking is BM25 computed in SQL, the same formula FTS5 uses (k1 = 1.2, b = 0.75, its idf
-floor), over the chunks that match any query term through the GIN index. A chunk's term
-frequencies come from its stored ``tsvector``: the query's lexemes are picked out with
-``setweight``/``ts_filter`` (C code, no full unnest). Document frequencies are counted
-over the same matching chunks, so nothing else is kept in step with writes.
+Words are ranked by BM25 over the word postings (postings.py): the terms, counts and
+lengths of SQLite's word index, FTS5's formula (k1 = 1.2, b = 0.75, its idf floor), so a
+query ranks chunks as on SQLite, to within ties. CJK grams are ranked by the same formula
+over their ``tsvector`` (term frequencies picked out with ``setweight``/``ts_filter``,
+C code, no full unnest), and raw queries by ``ts_rank_cd`` through the GIN indexes.
+Document frequencies are counted over the matching rows, so nothing else is kept in step.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from psycopg import sql
 
+from trove.backends.postgres import postings
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
@@ -32,10 +34,15 @@ _K1, _B = bm25.K1, bm25.B
 _STEM_CACHE = 100_000
 
 # Settings of a ranking statement's transaction (gone after it): its time budget (within a
-# search, what is left of the search's: connection.read_with); and no sequential scan, as
-# the GIN index answers an OR of lexemes exactly (its bitmap scan needs no recheck), where
-# a sequential scan would read (detoast) each vector twice.
-_SETTINGS = {"statement_timeout": str(int(SEARCH_BUDGET_S * 1000)), "enable_seqscan": "off"}
+# search, what is left of the search's: connection.read_with); no sequential scan, as the
+# indexes answer an OR of terms exactly (a GIN bitmap scan needs no recheck), where a
+# sequential scan would read (detoast) each vector twice; memory to hash a query's
+# postings in (the default 4 MB spills a common term's to disk).
+_SETTINGS = {
+    "statement_timeout": str(int(SEARCH_BUDGET_S * 1000)),
+    "enable_seqscan": "off",
+    "work_mem": "64MB",
+}
 
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
 
@@ -57,10 +64,8 @@ class KeywordSearch(Connected):
                 merge_evidence(scores, hit)
             return sorted(scores.values(), key=lambda h: (-h.score, h.doc_id))[:limit]
         folded = [text_index.fold(w) for w in query.words]
-        lexemes = [lex for w in folded for lex in self.stems(folded).get(w, ())]
-        if lexemes:
-            for hit in self._ranked("words", lexemes, where, params, limit):
-                merge_evidence(scores, hit)
+        for hit in self._word_ranked(query.words, folded, where, params, limit):
+            merge_evidence(scores, hit)
         grams = text_index.query_grams(query)
         if grams:
             for hit in self._ranked("grams", grams, where, params, limit):
@@ -73,22 +78,50 @@ class KeywordSearch(Connected):
                     merge_evidence(scores, hit)
         return sorted(scores.values(), key=lambda h: (-h.score, h.doc_id))[:limit]
 
+    def _word_ranked(
+        self,
+        words: Sequence[str],
+        folded: Sequence[str],
+        where: str,
+        params: list[Any],
+        limit: int,
+    ) -> list[ChunkHit]:
+        """Chunks by BM25 over the word postings (the SQLite word index's terms and
+        scores); by ``ts_rank_cd`` over the word vectors when that ranking is chosen."""
+        if self.ranking == "ts_rank_cd":
+            lexemes = [lex for w in folded for lex in self.stems(folded).get(w, ())]
+            return self._ranked("words", lexemes, where, params, limit) if lexemes else []
+        terms = postings.query_terms(words)
+        if not terms:
+            return []
+        total, average, _ = self._corpus()
+        ranking = postings.bm25_sql()
+        return self._window(
+            sql.SQL(ranking),
+            lambda w: [average or 1.0, terms, total, w],
+            where,
+            params,
+            limit,
+        )
+
     def _ranked(
         self, column: str, lexemes: Sequence[str], where: str, params: list[Any], limit: int
     ) -> list[ChunkHit]:
         unique = list(dict.fromkeys(lexemes))
         match = text_index.or_query(unique)
         if self.ranking == "ts_rank_cd":
-            return self._window(self._rank_cd_sql(column), [match, match], where, params, limit)
+            return self._window(
+                self._rank_cd_sql(column), lambda w: [match, match, w], where, params, limit
+            )
         total, words_avg, grams_avg = self._corpus()
         average = (words_avg if column == "words" else grams_avg) or 1.0
         ranking = [unique, match, total, average]
-        return self._window(self._bm25_sql(column), ranking, where, params, limit)
+        return self._window(self._bm25_sql(column), lambda w: [*ranking, w], where, params, limit)
 
     def _window(
         self,
         ranked_sql: sql.Composable,
-        ranking: list[Any],
+        ranking: Callable[[int], list[Any]],
         where: str,
         params: list[Any],
         limit: int,
@@ -102,7 +135,7 @@ class KeywordSearch(Connected):
             "JOIN document d ON d.id = c.doc_id ORDER BY r.score DESC, r.id"
         ).format(ranked=ranked_sql, where=sql.SQL(where))
         while True:
-            rows = self.read_with(_SETTINGS, query, [*ranking, window, *params])
+            rows = self.read_with(_SETTINGS, query, [*ranking(window), *params])
             ranked, allowed = split_rows(rows)
             hits = collapse(ranked, allowed, limit)
             if len(hits) >= limit or len(rows) < window:
@@ -149,7 +182,9 @@ class KeywordSearch(Connected):
         if tsquery is None:
             return []
         column = "grams" if cjk else "words"
-        return self._window(self._rank_cd_sql(column), [tsquery, tsquery], where, params, limit)
+        return self._window(
+            self._rank_cd_sql(column), lambda w: [tsquery, tsquery, w], where, params, limit
+        )
 
     def _substring_search(
         self, terms: Sequence[str], where: str, params: list[Any], limit: int
@@ -185,22 +220,18 @@ class KeywordSearch(Connected):
         return total, words, grams
 
     def term_counts(self, words: Sequence[str]) -> dict[str, int]:
-        """How many chunks hold each query word (any of its lexemes), by the GIN index."""
-        folded = {w: text_index.fold(w) for w in dict.fromkeys(words)}
-        stems = self.stems(list(folded.values()))
-        lexemes = sorted({lex for f in folded.values() for lex in stems.get(f, ())})
+        """How many chunks hold each query word (its term, as the word index has it)."""
+        first = {w: t[0] for w in dict.fromkeys(words) for t in (postings.query_terms([w]),) if t}
         found = {
-            str(lex): int(n)
-            for lex, n in self.rows(
-                "SELECT l, (SELECT count(*) FROM chunk WHERE words @@ quote_literal(l)::tsquery)"
-                " FROM unnest(%s::text[]) AS l",
-                (lexemes,),
-            )
+            str(term): int(n)
+            for term, n in self.rows(postings.term_counts_sql(), (sorted(set(first.values())),))
         }
-        return {
-            w: max((found.get(x, 0) for x in stems.get(f, ())), default=0)
-            for w, f in folded.items()
-        }
+        return {w: found.get(term, 0) for w, term in first.items()}
+
+    def index_problems(self) -> list[str]:
+        """Where the word postings disagree with the chunks (``trove check``)."""
+        with self.conn() as conn:
+            return postings.problems(conn)
 
     def stems(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The lexemes PostgreSQL's stemmer makes of each (folded) word, cached."""

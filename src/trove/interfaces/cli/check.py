@@ -12,8 +12,9 @@ from trove.interfaces.cli.root import cli, open_store
 @json_option
 @click.pass_context
 def check(ctx: click.Context, as_json: bool) -> None:
-    """Check the store file: SQLite's and FTS5's integrity checks, chunks that cover each
-    document, content hashes, duplicate keys, missing vectors. Exits 1 on a problem."""
+    """Check the store: SQLite's and FTS5's integrity checks (PostgreSQL: the word
+    postings against the chunks), chunks that cover each document, content hashes,
+    duplicate keys, missing vectors. Exits 1 on a problem."""
     from trove.check import check as run_checks  # here: `trove --help` stays light
 
     with open_store(ctx) as kb:

@@ -113,7 +113,7 @@ COMMANDS = {name: module for module, names in MODULES.items() for name in names}
 SUMMARIES = {
     "add": "Add one document: TEXT, or standard input when TEXT is omitted or",
     "backup": "Copy the store to DEST (a new file) while others keep writing; restore",
-    "check": "Check the store file: SQLite's and FTS5's integrity checks, chunks",
+    "check": "Check the store: SQLite's and FTS5's integrity checks (PostgreSQL: the",
     "clear": "Remove every document of NAMESPACE for good (asks first; no undo).",
     "cluster": "Named groups of documents with a rolling summary and a decision log.",
     "dedupe": "Fold near-duplicate documents into canonical ones (nothing is deleted;",

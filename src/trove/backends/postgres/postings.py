@@ -1,0 +1,216 @@
+"""Word postings of the PostgreSQL backend: what its BM25 is computed from.
+
+Each chunk's head and text (joined by a newline, as the SQLite word index reads them) are
+cut by the very tokenizer of SQLite's word index (FTS5 ``porter unicode61
+remove_diacritics 2``, through apsw, a dependency of trove anyway), so both backends index
+the same terms and score them with the same BM25: a query gets the same ranking on either,
+to within ties. One row per (term, chunk) holds the term's count in the chunk and the
+chunk's length in tokens, written with the chunk in its transaction; the primary key,
+which INCLUDEs both, answers a query term by an index-only range scan, and document
+frequencies are counted from the same rows, so nothing else is kept in step.
+
+A statement trigger with a transition table drops the postings of deleted chunks (a
+document's deletion cascades to its chunks, and fires it too); a foreign key would cost
+a look-up of the chunk for every posting written.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable
+
+import apsw
+import psycopg
+
+from trove.search import bm25
+
+# The table, its index, each term's document frequency and the trigger; chunk.words_len
+# becomes the token count under the same tokenizer (BM25's document length), recomputed
+# by the migration with the postings.
+M007 = """
+CREATE TABLE posting (
+    term text COLLATE "C" NOT NULL,
+    chunk_id bigint NOT NULL,
+    tf integer NOT NULL,
+    len integer NOT NULL
+);
+CREATE TABLE term_df (term text COLLATE "C" PRIMARY KEY, df bigint NOT NULL);
+"""
+# Indexed after the migration has filled the table (one sort, not a row at a time).
+M007_INDEXES = """
+ALTER TABLE posting ADD PRIMARY KEY (term, chunk_id) INCLUDE (tf, len);
+CREATE INDEX posting_chunk ON posting (chunk_id);
+
+CREATE FUNCTION trove_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(1414680409, hashtext(TG_TABLE_SCHEMA));  -- see write()
+    WITH dropped AS (
+        DELETE FROM posting WHERE chunk_id IN (SELECT id FROM gone) RETURNING term
+    )
+    INSERT INTO term_df (term, df)
+    SELECT term, -count(*) FROM dropped GROUP BY term ORDER BY term
+    ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER chunk_postings AFTER DELETE ON chunk
+    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION trove_drop_postings();
+"""
+
+# Chunks tokenized per round trip when the migration indexes an existing store.
+_BACKFILL_BATCH = 2_000
+_COPY = "COPY posting (term, chunk_id, tf, len) FROM STDIN"
+# The advisory lock (this space, the store's schema) that writers of term_df take; the
+# trigger names it too.
+_DF_LOCK = 1414680409
+
+_lock = threading.Lock()
+_tokenizer: apsw.FTS5Tokenizer | None = None
+
+
+def _tokenize(text: str, reason: int) -> list[str]:
+    global _tokenizer
+    with _lock:  # one in-memory connection serves every thread, one call at a time
+        if _tokenizer is None:
+            conn = apsw.Connection(":memory:")
+            _tokenizer = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+        found = _tokenizer(
+            text.encode("utf-8"), reason, None, include_offsets=False, include_colocated=False
+        )
+    return [str(token) for token in found]
+
+
+def chunk_terms(head: str, text: str) -> tuple[Counter[str], int]:
+    """(count of each term, number of tokens) of a chunk, as SQLite's word index has it."""
+    tokens = _tokenize(f"{head}\n{text}", apsw.FTS5_TOKENIZE_DOCUMENT)
+    return Counter(tokens), len(tokens)
+
+
+def query_terms(words: Iterable[str]) -> list[str]:
+    """The terms of query words, a word given twice counted twice (as FTS5 counts it).
+
+    A word the tokenizer cuts in two (rare: the query parser and unicode61 disagree about
+    a character) gives both terms, where FTS5 would ask for them as a phrase."""
+    return [t for word in words for t in _tokenize(word, apsw.FTS5_TOKENIZE_QUERY)]
+
+
+def write(
+    cur: psycopg.Cursor, chunks: Iterable[tuple[int, Counter[str], int]], *, df: bool = True
+) -> None:
+    """Postings of new chunks, (chunk id, term counts, length) each, by COPY, and the
+    terms' document frequencies. Every writer of those (this, and the delete trigger)
+    first takes one lock until its commit: writers that share common terms take turns
+    there, where row locks taken in two passes (a delete's, then an insert's) could
+    deadlock."""
+    held: Counter[str] = Counter()
+    with cur.copy(_COPY) as copy:
+        for chunk_id, counts, length in chunks:
+            held.update(counts.keys())
+            for term, tf in counts.items():
+                copy.write_row((term, chunk_id, tf, length))
+    if df:
+        terms = sorted(held)
+        cur.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", (_DF_LOCK,))
+        cur.execute(_ADD_DF, (terms, [held[t] for t in terms]))
+
+
+_ADD_DF = (
+    "INSERT INTO term_df (term, df) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+    "ORDER BY 1 ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df"
+)
+
+
+def m007_postings(conn: psycopg.Connection) -> None:
+    """The posting table, filled for the chunks already stored, then indexed."""
+    conn.execute(M007)
+    after = 0
+    while True:
+        rows = conn.execute(
+            "SELECT id, head, text FROM chunk WHERE id > %s ORDER BY id LIMIT %s",
+            (after, _BACKFILL_BATCH),
+        ).fetchall()
+        if not rows:
+            break
+        indexed = [(int(cid), *chunk_terms(str(head), str(text))) for cid, head, text in rows]
+        with conn.cursor() as cur:
+            write(cur, indexed, df=False)
+            cur.execute(
+                "UPDATE chunk c SET words_len = v.len "
+                "FROM unnest(%s::bigint[], %s::int[]) AS v(id, len) WHERE c.id = v.id",
+                ([cid for cid, _, _ in indexed], [length for _, _, length in indexed]),
+            )
+        after = int(rows[-1][0])
+    conn.execute("INSERT INTO term_df SELECT term, count(*) FROM posting GROUP BY term")
+    conn.execute(M007_INDEXES)
+
+
+# A posting's BM25 weight without its idf, as fts5_aux.c computes it (the parameter: the
+# mean chunk length).
+_K1, _B = f"{bm25.K1!r}::float8", f"{bm25.B!r}::float8"
+_TF = f"p.tf * ({_K1} + 1) / (p.tf + {_K1} * (1 - {_B} + {_B} * p.len / %s::float8))"
+
+
+def bm25_sql() -> str:
+    """Chunks ranked by FTS5's ``bm25()`` for an OR of terms. Parameters: the mean chunk
+    length, the terms (a term given twice counts twice), the number of chunks, the window.
+
+    Idf comes from each term's stored document frequency; every posting of every term is
+    scored (an index-only scan of each term's range): exhaustive, so exact, as FTS5 is."""
+    return (
+        f"SELECT p.chunk_id AS id, sum(w.w * {_TF}) AS score FROM ("
+        " SELECT d.term, q.n * CASE WHEN i.idf > 0 THEN i.idf"
+        f" ELSE {bm25.IDF_FLOOR!r}::float8 END AS w"
+        " FROM (SELECT term, count(*) AS n FROM unnest(%s::text[]) AS term GROUP BY term) q"
+        " JOIN term_df d ON d.term = q.term"
+        " CROSS JOIN LATERAL (SELECT ln((%s::float8 - d.df + 0.5) / (d.df + 0.5)) AS idf) i"
+        " WHERE d.df > 0"
+        ") w JOIN posting p ON p.term = w.term"
+        " GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s"
+    )
+
+
+def term_counts_sql() -> str:
+    return "SELECT term, df FROM term_df WHERE term = ANY(%s::text[])"
+
+
+# A chunk's postings agree with it when their counts add up to its length, and each
+# carries that length; postings of a chunk that is gone are orphans. (Counts of the right
+# total under the wrong terms would need every chunk tokenized again: not checked.)
+_DISAGREE = """
+SELECT c.id, c.words_len, coalesce(p.total, 0), p.shortest, p.longest FROM chunk c
+LEFT JOIN (SELECT chunk_id, sum(tf) AS total, min(len) AS shortest, max(len) AS longest
+           FROM posting GROUP BY chunk_id) p ON p.chunk_id = c.id
+WHERE coalesce(p.total, 0) <> c.words_len OR p.shortest <> c.words_len
+   OR p.longest <> c.words_len
+ORDER BY c.id LIMIT 20
+"""
+_ORPHANS = (
+    "SELECT count(*) FROM posting p "
+    "WHERE NOT EXISTS (SELECT 1 FROM chunk c WHERE c.id = p.chunk_id)"
+)
+
+
+_DF_WRONG = (
+    "SELECT count(*) FROM (SELECT term, count(*) AS n FROM posting GROUP BY term) p "
+    "FULL JOIN term_df d USING (term) WHERE coalesce(p.n, 0) <> coalesce(d.df, 0)"
+)
+
+
+def problems(conn: psycopg.Connection) -> list[str]:
+    """Where the postings disagree with the chunks (``trove check``)."""
+    found = [
+        f"chunk {cid}: {total} word postings for its {length} tokens"
+        + (
+            ""
+            if shortest in (None, length) and longest in (None, length)
+            else f" (lengths {shortest}-{longest})"
+        )
+        for cid, length, total, shortest, longest in conn.execute(_DISAGREE)
+    ]
+    row = conn.execute(_ORPHANS).fetchone()
+    if row and row[0]:
+        found.append(f"posting: {row[0]} postings of chunks that are gone")
+    row = conn.execute(_DF_WRONG).fetchone()
+    if row and row[0]:
+        found.append(f"term_df: {row[0]} terms with a document frequency their postings deny")
+    return found
