@@ -20,6 +20,7 @@ from trove.backends.sqlite.connection import (
     READ_CACHE_KB,
     UNWRITABLE,
     WRITE_CACHE_KB,
+    fold_log,
     open_connection,
     set_cache,
 )
@@ -66,6 +67,7 @@ class SQLiteBackend(
         self.path = str(path)
         self.memory = self.path == ":memory:"
         self.conn, version = open_connection(self.path, busy_timeout_ms, check_is_trove)
+        self._busy_timeout_ms = busy_timeout_ms
         self._depth = 0
         load_extension(self.conn.raw)
         migrate(self.conn.raw, version)
@@ -91,7 +93,16 @@ class SQLiteBackend(
         if "_word_searcher" in self.__dict__:
             self._words.close()
         self.close_vectors()
+        # SQLite folds the log into the file when its last connection closes; with other
+        # connections still open (a server, another process) it would stay until theirs.
+        self.fold_log()
         self.conn.close()
+
+    def fold_log(self) -> None:
+        """Take the write-ahead log into the file and empty it: after a bulk write, and
+        at close, so a store at rest is its file (see :func:`connection.fold_log`)."""
+        if not self.memory:
+            fold_log(self.conn, self.path, self._busy_timeout_ms)
 
     def warm(self) -> None:
         """Load the in-memory indexes now rather than at the first query that needs them."""
