@@ -163,6 +163,12 @@ def open_connection(
     return conn, version
 
 
+def cache_folder(path: str) -> str:
+    """The folder beside a store file that holds its derived index caches (the vector
+    index, the word postings): rebuildable, but disk the store takes all the same."""
+    return f"{path}.trove-index"
+
+
 def fold_log(conn: SerializedConnection, path: str, busy_timeout_ms: int) -> None:
     """Copy the write-ahead log into the file and empty it (a TRUNCATE checkpoint), so a
     store at rest is its file alone. Best effort: inside a transaction, on a read-only
