@@ -209,9 +209,11 @@ def reembed(
     ``embedder`` into a new table, and the store switches to it in one transaction:
     a crash midway leaves the old vectors in use.
     """
-    return self.vectors.reembed(
+    embedded = self.vectors.reembed(
         embedder, missing=missing, batch_size=batch_size, progress=progress
     )
+    fold_log(self)  # a bulk write: a whole vector table, and the old one dropped
+    return embedded
 
 
 def update(self: Store, doc_id: str, **changes: Any) -> str:

@@ -58,3 +58,15 @@ def test_ingest_leaves_no_log_beside_the_file(tmp_path: Path) -> None:
         report = kb.ingest(folder)
         assert report.added == 20
         assert _log_bytes(path) == 0
+
+
+def test_reembed_leaves_no_log_beside_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "kb.db"
+    with trove.open(path, embedder="hash:64") as kb:
+        for i in range(30):  # single writes: the log is left to grow
+            kb.add(f"note {i} about the harbour", source="s", source_id=str(i))
+    # Another connection open: the fold at the last close is not what empties the log.
+    with trove.open(path, embedder="hash:64") as kb, trove.open(path, embedder=None) as other:
+        assert kb.reembed("hash:32") == 30
+        assert _log_bytes(path) == 0
+        assert other.stats().vectors == 30
