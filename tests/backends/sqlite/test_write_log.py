@@ -70,3 +70,18 @@ def test_reembed_leaves_no_log_beside_the_file(tmp_path: Path) -> None:
         assert kb.reembed("hash:32") == 30
         assert _log_bytes(path) == 0
         assert other.stats().vectors == 30
+
+
+def test_a_log_emptied_by_a_checkpoint_is_cut_back(tmp_path: Path) -> None:
+    # Single writes leave the log to SQLite's own checkpoints, which empty it but would
+    # leave the file at its largest size for good.
+    path = tmp_path / "kb.db"
+    text = " ".join(f"harbour{i} crane{i % 97}" for i in range(4000))
+    with trove.open(path, embedder=None) as kb:
+        for i in range(40):
+            kb.add(f"{text} {i}", source="s", source_id=str(i))
+        grown = _log_bytes(path)
+        assert grown > 6 * 2**20
+        kb.backend.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        kb.add("one more", source="s", source_id="x")  # writing starts over at the head
+        assert _log_bytes(path) <= 4 * 2**20
