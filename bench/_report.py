@@ -47,6 +47,11 @@ def write() -> None:
     page.write_text("\n".join(parts) + ("\n" + tail if tail else ""), encoding="utf-8")
 
 
+def _rest(row: dict[str, Any]) -> str:
+    """Disk at rest (the system closed); rows measured before it was recorded have none."""
+    return f"{row['disk_rest_mb']:.1f}" if "disk_rest_mb" in row else "-"
+
+
 def _load(name: str) -> dict[str, Any]:
     path = RESULTS / name
     return json.loads(path.read_text()) if path.exists() else {}
@@ -84,7 +89,8 @@ def _peers(results: dict[str, Any]) -> str:
         "and data set. Latency: top 10 documents, query vector precomputed (embedding",
         "excluded for every system), warm. Quality: nDCG@10 and recall@100 over every",
         "judged query (ir-measures). Index: time to load and index everything; disk: the",
-        "files left; peak: the process's peak RSS, and in brackets what the system added",
+        "files right after indexing, and at rest (the system closed); peak: the process's",
+        "peak RSS, and in brackets what the system added",
         f"to the data already in memory. Versions: {versions}.",
         "",
         "![nDCG@10 per system and mode](peers-quality.png)",
@@ -94,15 +100,16 @@ def _peers(results: dict[str, Any]) -> str:
         out += [
             f"### {TITLES.get(name, name)}",
             "",
-            "| system | nDCG@10 | recall@100 | p50 ms | p95 ms | index s | disk MB | peak MB "
-            "| load |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| system | nDCG@10 | recall@100 | p50 ms | p95 ms | index s | disk MB "
+            "| at rest MB | peak MB | load |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for row in rows.values():
             out.append(
                 f"| {row['system']} | {row['ndcg@10']:.3f} | {row['recall@100']:.3f} "
                 f"| {row['p50_ms']:.1f} | {row['p95_ms']:.1f} | {row['index_s']:.1f} "
-                f"| {row['disk_mb']:.1f} | {row['peak_rss_mb']:.0f} ({row['added_mb']:.0f}) "
+                f"| {row['disk_mb']:.1f} | {_rest(row)} "
+                f"| {row['peak_rss_mb']:.0f} ({row['added_mb']:.0f}) "
                 f"| {row.get('load', 0):.1f} |"
             )
         out.append("")

@@ -15,10 +15,13 @@ chunk's. bm25s and the full-text indexes see the same chunk text (bm25s: whole
 documents, the way its BEIR examples index). Query vectors are precomputed too: every
 latency excludes query embedding, which costs each system the same.
 
-Per system and data set, in its own process: indexing time, on-disk size, peak memory
-(the process's high-water mark, and what it added to the data already loaded), query
-latency p50/p95 for the top 10 documents (warm: after 20 queries; the first 1,000), and nDCG@10 /
-recall@100 over all judged queries (ir-measures), ranked to depth 100.
+Per system and data set, in its own process: indexing time, on-disk size right after
+indexing and at rest (the system closed: what a user's disk keeps), peak memory (the
+process's high-water mark, and what it added to the data already loaded), query latency
+p50/p95 for the top 10 documents, warm (each system's own warm-up, trove's
+``Store.warm()``, then 100 queries; the first 1,000 timed), with the load average when
+each system started, and nDCG@10 / recall@100 over all judged queries (ir-measures),
+ranked to depth 100.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +53,24 @@ DEPTH = 100  # documents ranked for the quality figures
 LIMIT = 10  # documents asked for in the timed queries
 TIMED = 1_000  # queries timed (CMRC dev has 3,219; every one is still ranked for quality)
 CHUNKS_PER_DOC = 5  # vector peers fetch this many chunks per document wanted, then collapse
+WARM_QUERIES = 100  # asked of every searcher, untimed, after the system's own warm-up
 
 # A searcher takes (query index, documents wanted) and returns BEIR ids, best first.
 Searcher = Callable[[int, int], list[str]]
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass
+class System:
+    """One indexed system: its searchers by label, how it loads what it builds lazily
+    (before anything is timed), and how it is closed (before its disk at rest is read)."""
+
+    searchers: dict[str, Searcher]
+    warm: Callable[[], None] = _nothing
+    close: Callable[[], None] = _nothing
 
 
 class Data:
@@ -73,7 +92,7 @@ def collapse(chunk_docs: Iterator[str], limit: int) -> list[str]:
 # --- the systems: each returns {mode: searcher} after indexing into `folder` --------------
 
 
-def run_trove(data: Data, folder: Path) -> dict[str, Searcher]:
+def run_trove(data: Data, folder: Path) -> System:
     # trove's own bulk path: add_many, one transaction per batch (README, "Use it from
     # Python"); the cached embedder hands over the default model's vectors.
     import trove
@@ -90,10 +109,13 @@ def run_trove(data: Data, folder: Path) -> dict[str, Searcher]:
     def mode(name: str) -> Searcher:
         return lambda i, k: [str(h.source_id) for h in kb.search(q.texts[i], mode=name, limit=k)]
 
-    return {f"trove {m}": mode(m) for m in ("keyword", "semantic", "hybrid")}
+    # warm(): the vector index and the word postings loaded (in the background otherwise,
+    # FTS5 answering meanwhile); close(): the log folded in, the index caches saved.
+    searchers = {f"trove {m}": mode(m) for m in ("keyword", "semantic", "hybrid")}
+    return System(searchers, warm=kb.warm, close=kb.close)
 
 
-def run_chroma(data: Data, folder: Path) -> dict[str, Searcher]:
+def run_chroma(data: Data, folder: Path) -> System:
     # Chroma's embedded, persistent mode (docs: "Running Chroma in client mode" ->
     # PersistentClient), our own embeddings passed in (embedding_function=None), cosine
     # space as for sentence-transformers models, default HNSW settings.
@@ -122,10 +144,10 @@ def run_chroma(data: Data, folder: Path) -> dict[str, Searcher]:
         )
         return collapse((str(m["doc"]) for m in (found["metadatas"] or [[]])[0]), k)
 
-    return {"chroma vector (HNSW)": search}
+    return System({"chroma vector (HNSW)": search}, close=client.close)
 
 
-def run_lancedb(data: Data, folder: Path) -> dict[str, Searcher]:
+def run_lancedb(data: Data, folder: Path) -> System:
     # LanceDB embedded (lancedb.connect(path)), a table of chunks with our vectors. Vector
     # search without an ANN index is exact (flat), which its docs advise for tables this
     # small (an IVF-PQ index pays off from ~100k rows). Full-text: its native FTS index
@@ -182,10 +204,15 @@ def run_lancedb(data: Data, folder: Path) -> dict[str, Searcher]:
         )
         return collapse((r["doc"] for r in rows), k)
 
-    return {"lancedb vector (flat)": vector, "lancedb fts": fts, "lancedb hybrid (RRF)": hybrid}
+    searchers = {
+        "lancedb vector (flat)": vector,
+        "lancedb fts": fts,
+        "lancedb hybrid (RRF)": hybrid,
+    }
+    return System(searchers)  # its files are written whole as it goes: nothing to close
 
 
-def run_sqlite_vec(data: Data, folder: Path) -> dict[str, Searcher]:
+def run_sqlite_vec(data: Data, folder: Path) -> System:
     # sqlite-vec's documented k-NN: a vec0 virtual table (cosine), bulk insert in one
     # transaction, `WHERE embedding MATCH ? AND k = ?`. apsw, as the stdlib sqlite3 often
     # cannot load extensions.
@@ -213,10 +240,10 @@ def run_sqlite_vec(data: Data, folder: Path) -> dict[str, Searcher]:
         )
         return collapse((str(r[0]) for r in rows), k)
 
-    return {"sqlite-vec (vec0, exact)": search}
+    return System({"sqlite-vec (vec0, exact)": search}, close=conn.close)
 
 
-def run_bm25s(data: Data, folder: Path) -> dict[str, Searcher]:
+def run_bm25s(data: Data, folder: Path) -> System:
     # bm25s as its README shows: bm25s.tokenize with English stop words and a PyStemmer
     # stemmer, BM25().index, retrieve, save. Chinese has no spaces: jieba splits words.
     import bm25s
@@ -248,10 +275,10 @@ def run_bm25s(data: Data, folder: Path) -> dict[str, Searcher]:
         found, _ = retriever.retrieve(tokens, k=min(k, len(ids)), show_progress=False, n_threads=1)
         return [str(ids[j]) for j in found[0]]
 
-    return {"bm25s": search}
+    return System({"bm25s": search})  # saved above: nothing to close
 
 
-RUNNERS: dict[str, Callable[[Data, Path], dict[str, Searcher]]] = {
+RUNNERS: dict[str, Callable[[Data, Path], System]] = {
     "trove": run_trove,
     "chroma": run_chroma,
     "lancedb": run_lancedb,
@@ -269,23 +296,39 @@ def one(system: str, name: str) -> list[dict[str, Any]]:
     folder = Path(tempfile.mkdtemp(prefix=f"peers-{system}-", dir=_vectors.CACHE))
     try:
         began = time.perf_counter()
-        searchers = RUNNERS[system](data, folder)
+        indexed = RUNNERS[system](data, folder)
         index_s = time.perf_counter() - began
-        disk_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
+        disk_mb = _folder_mb(folder)
+        began = time.perf_counter()
+        indexed.warm()
+        warm_s = time.perf_counter() - began
         rows = []
-        for label, search in searchers.items():
+        for label, search in indexed.searchers.items():
             rows.append({"system": label, **_measure(data, search)})
         peak = _status_mb("VmHWM")  # not ru_maxrss: Linux keeps the parent's over exec
+        indexed.close()
+        rest_mb = _folder_mb(folder)
         for row in rows:
-            row.update(index_s=index_s, disk_mb=disk_mb, peak_rss_mb=peak, added_mb=peak - base_mb)
+            row.update(
+                index_s=index_s,
+                warm_s=warm_s,
+                disk_mb=disk_mb,
+                disk_rest_mb=rest_mb,
+                peak_rss_mb=peak,
+                added_mb=peak - base_mb,
+            )
         return rows
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _folder_mb(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
+
+
 def _measure(data: Data, search: Searcher) -> dict[str, float]:
     n = len(data.queries.ids)
-    for i in range(min(20, n)):  # warm caches and lazily built structures
+    for i in range(min(WARM_QUERIES, n)):  # caches and lazily built structures
         search(i, LIMIT)
     latencies = []
     for i in range(min(n, TIMED)):
@@ -357,7 +400,8 @@ def main() -> None:
                     f"{name:<9} {row['system']:<24} nDCG@10 {row['ndcg@10']:.3f}  "
                     f"R@100 {row['recall@100']:.3f}  p50 {row['p50_ms']:.1f} ms  "
                     f"p95 {row['p95_ms']:.1f} ms  index {row['index_s']:.1f} s  "
-                    f"disk {row['disk_mb']:.1f} MB  peak {row['peak_rss_mb']:.0f} MB"
+                    f"disk {row['disk_mb']:.1f} MB, at rest {row['disk_rest_mb']:.1f} MB  "
+                    f"peak {row['peak_rss_mb']:.0f} MB  load {load:.1f}"
                 )
             RESULTS.parent.mkdir(exist_ok=True)
             RESULTS.write_text(json.dumps(results, indent=2) + "\n")

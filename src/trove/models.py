@@ -183,6 +183,9 @@ class Stats:
     chunks_without_vectors: int = 0
     # The file records that it was made without an embedder (switch with reembed).
     keyword_only: bool = False
+    # Derived index caches beside the file (SQLite: <store>.trove-index/, the vector index
+    # and word postings; rebuildable, but disk the store takes), of the whole store.
+    cache_bytes: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

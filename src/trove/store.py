@@ -451,6 +451,8 @@ class Store:
     def _edited_files(self, namespace: str, source: str) -> set[str]:
         return ownership.edited_files(self.backend, namespace, source)
 
+    _fold_log = store_writes.fold_log
+
     def _claim_source(self, namespace: str, source: str, restored: set[str]) -> None:
         ownership.claim(self.backend, namespace, source)
         ownership.restored(self.backend, namespace, source, restored)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from trove.backends.base import WriteLog
 from trove.embedders.vectorizer import AUTO, EmbedderSpec
 from trove.errors import NotFound
 from trove.timeutil import TimeLike
@@ -147,7 +148,16 @@ def write_many(
     )
     if enriching:
         enrichment.enrich(self, [r.id for r in results if r.action != "unchanged"])
+    if len(results) > 1:  # a bulk write: the store at rest is its file, no log beside it
+        fold_log(self)
     return results
+
+
+def fold_log(self: Store) -> None:
+    """Take a backend's write-ahead log into its file (SQLite: a bulk write leaves tens of
+    MB of log otherwise, until the last connection closes)."""
+    if isinstance(self.backend, WriteLog):
+        self.backend.fold_log()
 
 
 def delete(self: Store, doc_id: str) -> bool:
@@ -199,9 +209,11 @@ def reembed(
     ``embedder`` into a new table, and the store switches to it in one transaction:
     a crash midway leaves the old vectors in use.
     """
-    return self.vectors.reembed(
+    embedded = self.vectors.reembed(
         embedder, missing=missing, batch_size=batch_size, progress=progress
     )
+    fold_log(self)  # a bulk write: a whole vector table, and the old one dropped
+    return embedded
 
 
 def update(self: Store, doc_id: str, **changes: Any) -> str:

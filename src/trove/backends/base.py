@@ -162,3 +162,14 @@ class LocalIndexes(Protocol):
     def vectors_reset(self) -> None:
         """Forget the in-memory vector index (after a purge, a rebuild or a rollback)."""
         ...
+
+
+@runtime_checkable
+class WriteLog(Protocol):
+    """A backend whose writes go to a log beside its file before the file itself (SQLite's
+    write-ahead log), which grows with a bulk write until it is folded in. A server
+    backend (PostgreSQL) manages its own: check with ``isinstance(backend, WriteLog)``."""
+
+    def fold_log(self) -> None:
+        """Take the log into the file and empty it (best effort: never raises)."""
+        ...

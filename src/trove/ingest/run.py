@@ -221,6 +221,7 @@ class _Run:
                 link_attachments(
                     self.store, self.settings.namespace, self.settings.source, self.attachments
                 )
+            self.store._fold_log()
 
     # --- one file ---------------------------------------------------------------------
 

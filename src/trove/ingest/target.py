@@ -79,6 +79,10 @@ class Target(Protocol):
         """Files of the source whose documents were edited in the store since last read."""
         ...
 
+    def _fold_log(self) -> None:
+        """The run's writes are done: take the store's write-ahead log into its file."""
+        ...
+
     def _claim_source(self, namespace: str, source: str, restored: set[str]) -> None:
         """Ingest owns this source now; these edited files were read again."""
         ...

@@ -393,3 +393,24 @@ def test_cache_files_are_private_like_the_store(db_path: Path) -> None:
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     files = list(folder.iterdir())
     assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+
+
+def test_stats_count_the_caches_beside_the_file(db_path: Path) -> None:
+    _build(db_path)
+    with trove.open(db_path) as kb:
+        assert kb.stats().cache_bytes == 0  # none saved yet
+        kb.warm()
+        kb.search("alpha")  # the word index too, where it is cached
+        folder = Path(f"{db_path}.trove-index")
+        on_disk = sum(p.stat().st_size for p in folder.iterdir())
+        stats = kb.stats()
+        assert stats.cache_bytes == on_disk > 0
+        assert stats.cache_bytes >= cache_path(str(db_path), _table(db_path)).stat().st_size
+        assert kb.stats("default").cache_bytes == 0  # a namespace's share is not known
+    cli = subprocess.run(
+        [sys.executable, "-m", "trove", "--db", str(db_path), "stats"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert ["cache_bytes", str(on_disk)] in [line.split() for line in cli.stdout.splitlines()]

@@ -21,6 +21,7 @@ from trove.backends.sqlite.connection import (
     READ_CACHE_KB,
     UNWRITABLE,
     WRITE_CACHE_KB,
+    fold_log,
     open_connection,
     set_cache,
 )
@@ -73,6 +74,7 @@ class SQLiteBackend(
         self.path = str(path)
         self.memory = self.path == ":memory:"
         self.conn, version = open_connection(self.path, busy_timeout_ms, check_is_trove)
+        self._busy_timeout_ms = busy_timeout_ms
         self._depth = 0
         load_extension(self.conn.raw)
         if self.conn.read_only and version < LATEST_VERSION:
@@ -108,7 +110,16 @@ class SQLiteBackend(
         self.close_vectors()
         if self._readers is not None:
             self._readers.close()
+        # SQLite folds the log into the file when its last connection closes; with other
+        # connections still open (a server, another process) it would stay until theirs.
+        self.fold_log()
         self.conn.close()
+
+    def fold_log(self) -> None:
+        """Take the write-ahead log into the file and empty it: after a bulk write, and
+        at close, so a store at rest is its file (see :func:`connection.fold_log`)."""
+        if not self.memory and not self.conn.read_only:
+            fold_log(self.conn, self.path, self._busy_timeout_ms)
 
     def warm(self) -> None:
         """Load the in-memory indexes now rather than at the first query that needs them."""

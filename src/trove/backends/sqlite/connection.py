@@ -154,6 +154,13 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 # 1M chunks: 36,280 pages spilled and 61,700 read with 32 MB; none and 40,795 with 256 MB).
 READ_CACHE_KB = 32_000
 WRITE_CACHE_KB = 256_000
+# Folding the log into the file (fold_log) waits this long at most for other connections
+# to finish reading an older snapshot (trove's reads take milliseconds); past it the log
+# stays as it is until the next fold.
+FOLD_WAIT_MS = 200
+# A log that a checkpoint has emptied is cut back to this size when writing starts over at
+# its head: without a limit it keeps the size of its largest burst of writes for good.
+LOG_LIMIT_BYTES = 4 * 2**20
 
 
 def open_connection(
@@ -186,6 +193,7 @@ def open_connection(
         # large store rewrites the same index pages commit after commit, and a checkpoint
         # copies each page once however many commits wrote it (a fifth of such a commit).
         conn.execute("PRAGMA wal_autocheckpoint = 10000")
+        conn.execute(f"PRAGMA journal_size_limit = {LOG_LIMIT_BYTES}")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn, version
 
@@ -221,6 +229,34 @@ def _arguments(path: str, read_only: bool) -> tuple[str, int]:
     uri = "file:" + escaped
     uri += "?mode=ro" if logged else "?immutable=1"
     return uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+
+
+def cache_folder(path: str) -> str:
+    """The folder beside a store file that holds its derived index caches (the vector
+    index, the word postings): rebuildable, but disk the store takes all the same."""
+    return f"{path}.trove-index"
+
+
+def fold_log(conn: SerializedConnection, path: str, busy_timeout_ms: int) -> None:
+    """Copy the write-ahead log into the file and empty it (a TRUNCATE checkpoint), so a
+    store at rest is its file alone. Best effort: inside a transaction, on a read-only
+    file, or while another connection still reads an older snapshot past FOLD_WAIT_MS,
+    the log stays (a later fold, or the last connection's close, takes it in)."""
+    try:
+        if os.path.getsize(f"{path}-wal") == 0:
+            return
+    except OSError:  # no log (a memory store, a file not in WAL mode yet)
+        return
+    with conn.lock:
+        if not conn.raw.getautocommit():
+            return
+        conn.raw.set_busy_timeout(FOLD_WAIT_MS)
+        try:
+            conn.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except apsw.Error:
+            pass
+        finally:
+            conn.raw.set_busy_timeout(busy_timeout_ms)
 
 
 def set_cache(conn: SerializedConnection, kib: int) -> None:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import apsw
 
+from trove.backends.sqlite.connection import cache_folder
 from trove.search.vectors import RowWriter, VectorIndex
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ _LOOKUPS = 256  # missing ids below the cache's newest: looked up one by one, up
 
 
 def cache_path(db_path: str, table: str) -> Path:
-    return Path(f"{db_path}.trove-index") / f"{table}.vectors"
+    return Path(cache_folder(db_path)) / f"{table}.vectors"
 
 
 class LayeredIndex:

@@ -24,7 +24,7 @@ import os
 from collections import Counter
 from typing import Any
 
-from trove.backends.sqlite.connection import Connected
+from trove.backends.sqlite.connection import Connected, cache_folder
 
 _SESSION = "CASE WHEN {row}.scope = 'session' THEN '=' || {row}.session_id ELSE '' END"
 _DOC_KEY = (
@@ -185,11 +185,12 @@ class Statistics(Connected):
         for ns, source, doc_type, count in self.conn.execute(_EXPIRED, args):
             live[(str(ns), str(source), str(doc_type))] -= int(count)
             expired += int(count)
-        size = 0
+        size = cached = 0
         if not self.memory and namespace is None:
             size = sum(
                 os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p)
             )
+            cached = _folder_bytes(cache_folder(self.path))
         return {
             "documents": sum(live.values()),
             "chunks": int(self.conn.execute(_CHUNK_COUNT, args)[0][0]),
@@ -200,8 +201,18 @@ class Statistics(Connected):
             "by_namespace": _grouped(live, 0),
             "text_bytes": text_bytes,
             "file_bytes": size,
+            "cache_bytes": cached,
             "schema_version": int(self._scalar("PRAGMA user_version")),
         }
+
+
+def _folder_bytes(folder: str) -> int:
+    """The size of the files in ``folder`` (0 if there is none)."""
+    try:
+        with os.scandir(folder) as entries:
+            return sum(e.stat().st_size for e in entries if e.is_file(follow_symlinks=False))
+    except OSError:  # no cache yet, or a file that went while it was listed
+        return 0
 
 
 def _grouped(live: Counter[tuple[str, str, str]], part: int) -> dict[str, int]:

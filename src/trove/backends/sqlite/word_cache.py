@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trove.backends.sqlite.connection import cache_folder
 from trove.backends.sqlite.index_cache import private_file, save_file
 from trove.backends.sqlite.keyword import WordIndex, _Segment
 
@@ -42,7 +43,7 @@ _PREFIX = len(MAGIC) + 16  # magic, header length, file size
 
 
 def cache_path(db_path: str) -> Path:
-    return Path(f"{db_path}.trove-index") / "words.postings"
+    return Path(cache_folder(db_path)) / "words.postings"
 
 
 def load(backend: SQLiteBackend, tokenize: Tokenizer) -> WordIndex | None:

@@ -38,4 +38,13 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{key:<{width}}  {value}")
 
 
-_STATS_KEYS = ("path", "documents", "chunks", "deleted", "expired", "text_bytes", "file_bytes")
+_STATS_KEYS = (
+    "path",
+    "documents",
+    "chunks",
+    "deleted",
+    "expired",
+    "text_bytes",
+    "file_bytes",
+    "cache_bytes",
+)

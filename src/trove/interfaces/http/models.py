@@ -148,6 +148,7 @@ class StatsOut(_Out):
     expansion_cache: dict[str, Any] | None = None
     chunks_without_vectors: int = 0
     keyword_only: bool = False
+    cache_bytes: int = 0
 
 
 class HealthOut(_Out):
