@@ -195,6 +195,21 @@ def test_cli_json(run, beir: Path) -> None:
     assert data["skipped_unjudged"] == 1 and "per_query" not in data["modes"]["keyword"]
 
 
+def test_cli_loads_into_a_postgresql_store_given_by_url(
+    run, beir: Path, pg_target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--db postgresql://... is that store: it was read as a file path ("postgresql:/...")
+    and the run went into a SQLite file of that name."""
+    monkeypatch.chdir(tmp_path)
+    data = json.loads(
+        run("eval", str(beir), "--mode", "keyword", "--db", pg_target, "--json").stdout
+    )
+    assert data["modes"]["keyword"]["measures"]["mrr@10"] == 1.0
+    assert not any(tmp_path.rglob("*.db")) and not (tmp_path / "postgresql:").exists()
+    with trove.open(pg_target, embedder=None) as kb:
+        assert kb.stats().documents == 4
+
+
 def test_cli_compare(run, beir: Path, tmp_path: Path) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     run("eval", str(beir), "--mode", "keyword", "--save", str(a))

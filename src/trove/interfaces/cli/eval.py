@@ -37,9 +37,10 @@ if TYPE_CHECKING:
 @click.option("--embedder", help="Embedder for the evaluation store (default: default).")
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Load the data set into this store and keep it (default: a temporary store). "
-    "With --pairs: the store to check (default: the global --db).",
+    # A string, as the global --db: a path type would read postgresql://host/db as a file.
+    help="Load the data set into this store (a file or a postgresql:// URL) and keep it "
+    "(default: a temporary store). With --pairs: the store to check (default: the global "
+    "--db).",
 )
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Write the run.")
 @click.option(
@@ -61,7 +62,7 @@ def eval_command(
     dataset: Path | None,
     modes: str,
     embedder: str | None,
-    db: Path | None,
+    db: str | None,
     as_json: bool,
     **options: Any,
 ) -> None:
@@ -216,7 +217,7 @@ def _compare(
 def _pairs(
     ctx: click.Context,
     path: Path,
-    db: Path | None,
+    db: str | None,
     embedder: str | None,
     modes: list[str] | None,
     as_json: bool,
