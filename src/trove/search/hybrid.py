@@ -19,7 +19,7 @@ from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
 from trove.hits import ChunkHit, Hit, HitDetails
 from trove.models import DOCUMENT_FIELDS, MODES, Chunk, Document, Edge, assemble
-from trove.search import calibration, snippet, snippet_text
+from trove.search import calibration, exact, snippet, snippet_text
 from trove.search.bounds import bounded
 from trove.search.filters import Filters
 from trove.search.fusion import Fused, fuse, prior
@@ -135,7 +135,8 @@ class HybridSearch:
         method = self.parts.fusion if len(lists) > 1 else "single"
         adaptive = self.parts.keyword_weight is None  # a weight the caller set stays fixed
         fused = fuse(lists, weights, method=method, limit=limit, adaptive=adaptive)
-        info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts)
+        asked = exact.phrases(query, parsed)
+        info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts, asked)
         return self.hits(parsed, fused, lists, info, (method, weights, dropped, explain))
 
     def resolve_mode(self, mode: str | None) -> str:
