@@ -90,3 +90,24 @@ def test_phrases_are_what_was_asked_for() -> None:
 def test_lift_keeps_the_order() -> None:
     lifted = calibration.lift([0.2, 0.1, 0.05], [False, True, False])
     assert lifted[1] == FLOOR and lifted[0] > lifted[1] > lifted[2] == 0.05
+
+
+CMRC = Path(__file__).resolve().parents[3] / "shared" / "data" / "cmrc2018"
+
+
+@pytest.mark.skipif(not CMRC.exists(), reason="needs ../shared/data/cmrc2018")
+def test_a_few_common_chinese_bigrams_do_not_clear_the_floor(tmp_path: Path) -> None:
+    # Before the keyword model learned from unanswered queries (bench/calibrate_keyword.py)
+    # every such query showed an unrelated Wikipedia paragraph at 0.4-0.9.
+    import json
+
+    with (CMRC / "corpus.jsonl").open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+        kb.add_many(
+            [{"text": r["text"], "title": r["title"], "source_id": r["_id"]} for r in rows]
+        )
+        for nonsense in ("早上平的", "拿马工大", "子和杨丽", "一向大批", "站以日文"):
+            assert all(h.score < FLOOR for h in kb.search(nonsense)), nonsense
+        first = rows[0]["text"]
+        assert kb.search(first[:12])[0].score >= FLOOR  # a passage's own words still show
