@@ -6,8 +6,9 @@
 random Chinese words, 50 random strings of CJK characters. The English words are drawn
 from the SciFact corpus's vocabulary and the Chinese words from CMRC 2018's (words the
 stores know, the hard case), each query run in the default (hybrid) mode against the
-SciFact store (bench/.cache, default embedder) and the sample notes, as ``trove search``
-does. A query "shows a hit" when any of its top 10 scores at least the CLI's floor.
+sample notes and the SciFact and CMRC 2018 stores (bench/.cache, default embedder), as
+``trove search`` does. A query "shows a hit" when any of its top 10 scores at least the
+CLI's floor; the target is at most 5% of the 200 on each store.
 The figures are kept in bench/.cache/nonsense.json for ``calibrate.py report``'s section
 of docs/benchmarks.md.
 """
@@ -65,25 +66,38 @@ def shown(kb: trove.Store, query: str) -> bool:
     return any(hit.score >= FLOOR for hit in kb.search(query, limit=10))
 
 
+def stores(tmp: Path) -> list[tuple[str, Path]]:
+    """The sample notes (built here) and the data sets' stores bench/quality.py keeps
+    (default embedder; ``python bench/quality.py`` builds them)."""
+    notes = tmp / "notes.db"
+    with trove.open(notes) as kb:
+        kb.ingest(SAMPLES)
+    found = [("sample notes", notes)]
+    for label, name in (("SciFact", "scifact"), ("CMRC 2018", "cmrc2018")):
+        path = CACHE / f"{name}-default.db"
+        if path.exists():
+            found.append((label, path))
+        else:
+            print(f"{label}: no store at {path} (run bench/quality.py first); left out")
+    return found
+
+
 def main() -> None:
     print(f"machine: {_data.machine()}  floor: {FLOOR}")
     sets = queries()
     table: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        notes = Path(tmp) / "notes.db"
-        with trove.open(notes) as kb:
-            kb.ingest(SAMPLES)
-        for label, path in (("SciFact", CACHE / "scifact-default.db"), ("sample notes", notes)):
-            total_hidden = 0
+        for label, path in stores(Path(tmp)):
+            total_shown = 0
             with trove.open(path) as kb:
                 for kind, items in sets.items():
-                    hidden = sum(not shown(kb, q) for q in items)
-                    total_hidden += hidden
-                    print(f"{label:<13} {kind:<21} no hit shown for {hidden}/{len(items)}")
-                    table.append(f"| {label} | {kind} | {hidden}/{len(items)} |")
-            share = f"{total_hidden / 2:.1f}%"
-            print(f"{label:<13} all 200 nonsense queries: no hit shown for {share}")
-            table.append(f"| {label} | **all 200** | **{total_hidden}/200 ({share})** |")
+                    count = sum(shown(kb, q) for q in items)
+                    total_shown += count
+                    print(f"{label:<13} {kind:<21} a hit shown for {count}/{len(items)}")
+                    table.append(f"| {label} | {kind} | {count}/{len(items)} |")
+            share = f"{total_shown / 2:.1f}%"
+            print(f"{label:<13} all 200 nonsense queries: a hit shown for {share}")
+            table.append(f"| {label} | **all 200** | **{total_shown}/200 ({share})** |")
     load = os.getloadavg()[0]
     note = f"{time.strftime('%Y-%m-%d')}, floor {FLOOR}, {_data.machine()}, load {load:.1f}"
     (CACHE / "nonsense.json").write_text(json.dumps({"note": note, "table": table}))

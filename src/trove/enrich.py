@@ -19,7 +19,8 @@ from trove.errors import InvalidQuery
 from trove.hits import Hit
 from trove.llm import LLMError, strings
 from trove.models import Chunk
-from trove.search import snippet
+from trove.search import exact, snippet
+from trove.search.calibration import FLOOR
 from trove.search.filters import Filters
 from trove.search.hybrid import document_hit
 from trove.search.query import parse
@@ -157,9 +158,11 @@ def _provenance(hit: Hit, explain: bool) -> Hit:
 def _enriched(
     store: Store, rows: Enrichments, query: str, limit: int, options: dict[str, Any]
 ) -> list[Hit]:
-    terms = parse(query).words
+    parsed = parse(query)
+    terms = parsed.words
     if not terms:
         return []
+    asked = exact.phrases(query, parsed)
     filters = {
         k: v for k, v in options.items() if k not in ("mode", "limit", "raw", "explain", "expand")
     }
@@ -170,10 +173,12 @@ def _enriched(
     for doc_id, score, summary in found:
         if doc_id in docs:
             spans = snippet_spans(summary, terms)
-            # BM25 is unbounded; squashed into (0, 1) like the other scores hits carry.
-            hit = document_hit(
-                docs[doc_id], score / (score + 5.0), snippet.make(summary, spans), None, None
-            )
+            # BM25 is unbounded; squashed into (0, 1) like the other scores hits carry. An
+            # enrichment that holds the query itself shows at the floor, as a text would.
+            score = score / (score + 5.0)
+            if exact.holds(asked, summary):
+                score = max(score, FLOOR)
+            hit = document_hit(docs[doc_id], score, snippet.make(summary, spans), None, None)
             hits.append(replace(hit, chunk=Chunk(index=0, start=0, end=0)))
     return hits
 

@@ -9,6 +9,7 @@ vectorizer.
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -35,6 +36,8 @@ else:  # loaded at the first write: a store opened to read or count needs none o
     atomic = LazyModule("trove.memory.atomic")
     lifecycle = LazyModule("trove.memory.lifecycle")
     upsert = LazyModule("trove.memory.upsert")
+
+_log = logging.getLogger("trove")
 
 
 def add(
@@ -121,8 +124,22 @@ def add_many(
 ) -> list[str]:
     """Store many documents (dicts of :meth:`add`'s arguments), one transaction per
     batch; ``on_conflict`` as in :meth:`add` (with ``merge``, an item's keys are the
-    fields it gives)."""
-    results = self.write_many(items, batch_size=batch_size, on_conflict=on_conflict)
+    fields it gives). Returns the ids of the documents written, in order.
+
+    A bulk load goes on past an item that holds nothing to store (no text and no title,
+    common in public corpora): it is skipped and named in a warning of the ``trove``
+    logger (by its ``source_id``, ``dedupe_key`` or position); a single :meth:`add` of
+    one refuses it."""
+    upsert.check(on_conflict)
+    skipped: list[str] = []
+    kept = upsert.skipping_empty(items, skipped) if on_conflict != "merge" else items
+    results = self.write_many(kept, batch_size=batch_size, on_conflict=on_conflict)
+    if skipped:
+        _log.warning(
+            "add_many skipped %d items with no text and no title: %s",
+            len(skipped),
+            ", ".join(skipped),
+        )
     return [result.id for result in results]
 
 

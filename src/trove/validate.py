@@ -43,12 +43,13 @@ def unicode(value: str, name: str, error: type[TroveError] = InvalidInput) -> st
     return value
 
 
-def text(value: Any, name: str = "text") -> str:
-    """A document's text: a string with something in it besides white space."""
+def text(value: Any, name: str = "text", *, titled: bool = False) -> str:
+    """A document's text: a string with something in it besides white space, or, for a
+    ``titled`` document (a title-only record, common in public corpora), any string."""
     if not isinstance(value, str):
         raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
-    if not value.strip():
-        raise InvalidInput(f"{name} must not be empty or only white space")
+    if not value.strip() and not titled:
+        raise InvalidInput(f"{name} must not be empty or only white space without a title")
     return unicode(value, name)
 
 

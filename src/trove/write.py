@@ -108,7 +108,8 @@ def prepare(
         raise InvalidInput(f"unknown field {', '.join(sorted(unknown))}")
     if author_tier not in AUTHOR_TIERS:
         raise InvalidInput(f"author_tier must be one of {', '.join(AUTHOR_TIERS)}")
-    text = validate.text(item.get("text"))
+    title = _string(item, "title")
+    text = validate.text(item.get("text"), titled=bool(title.strip()))
     content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
     namespace = _string(item, "namespace", "default")
     if not namespace:
@@ -140,7 +141,7 @@ def prepare(
             "source_id": source_id,
             "dedupe_key": dedupe_key,
             "doc_type": _string(item, "doc_type"),
-            "title": _string(item, "title"),
+            "title": title,
             "author": _string(item, "author"),
             "participants": _strings(item, "participants"),
             "timestamp": _timestamp(item.get("timestamp")),
@@ -346,6 +347,11 @@ def chunk_rows(doc: Document, max_chars: int, overlap: int) -> list[ChunkRow]:
     chunks = chunk_text(clean, max_chars=max_chars, overlap=overlap)
     if clean != doc.text:
         chunks = _trimmed(chunks, clean)
+    if not chunks:
+        # A titled document with no text (a title-only record): one chunk spans its blank
+        # text, so the chunks still cover the text exactly (`get` and `check` hold) and the
+        # title, indexed and embedded as the chunk's head, is what finds it.
+        chunks = [Chunk(index=0, start=0, end=len(doc.text))]
     return [
         chunk_row(doc, found if found.index == i else replace(found, index=i), clean)
         for i, found in enumerate(chunks)

@@ -327,9 +327,12 @@ class _Run:
             return
         sid = rel if record.key is None else f"{rel}#{record.key}"
         self.report.notes.extend((sid, note) for note in record.notes)
-        if not str(record.fields.get("text") or "").strip():
-            # An empty note or a message without a body has nothing to find; a store
-            # refuses empty text, and --sync retires what such a file held before.
+        if not str(record.fields.get("text") or "").strip() and not (
+            record.own_title and str(record.fields.get("title") or "").strip()
+        ):
+            # An empty note or a message without a body has nothing to find (a title made
+            # of its file's name finds only the file); --sync retires what such a file held
+            # before. A data record's own title is a document (a title-only record).
             self.report.skipped.append((sid, "no text"))
             return
         fields = dict(record.fields)

@@ -11,7 +11,7 @@ A key that is not stored yet is created in every mode. Deleted documents count a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from trove.errors import InvalidInput
@@ -103,6 +103,27 @@ def write_many(
     if pending or seen:
         flush()
     return [r for r in results if r is not None]
+
+
+def empty(item: Any) -> bool:
+    """Whether an item holds nothing to store: no text and no title (blank or absent)."""
+    if not isinstance(item, Mapping):
+        return False
+    return all(
+        item.get(name) is None or (isinstance(item[name], str) and not item[name].strip())
+        for name in ("text", "title")
+    )
+
+
+def skipping_empty(items: Iterable[Any], skipped: list[str]) -> Iterator[Any]:
+    """``items`` without the :func:`empty` ones, each named in ``skipped`` (by its key, else
+    its position) as the iteration passes it."""
+    for position, item in enumerate(items):
+        if empty(item):
+            key = item.get("source_id") or item.get("dedupe_key")
+            skipped.append(str(key) if key else f"item {position}")
+        else:
+            yield item
 
 
 def _vector(writer: Writer, item: Any, dimension: list[int | None]) -> np.ndarray | None:

@@ -31,6 +31,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from trove.search import exact
+from trove.search.cjk import has_cjk
 from trove.search.snippet import fold_ascii
 
 MODEL_FILE = Path(__file__).with_name("calibration.json")
@@ -53,16 +55,26 @@ class QueryInfo:
     # The query's words and CJK grams, for the coverage feature.
     words: tuple[str, ...] = ()
     grams: tuple[str, ...] = ()
+    # What the caller asked for, as phrases (search/exact.py): a hit holding them all is
+    # shown at least at the floor.
+    phrases: tuple[str, ...] = ()
 
 
 _TOKEN = re.compile(r"[^\W_]+")
 
 
-def query_info(words: Sequence[str], cjk: Sequence[str], cjk_script: bool) -> QueryInfo:
-    """QueryInfo from a parsed query's words and CJK segments (lower-cased)."""
+def query_info(
+    words: Sequence[str], cjk: Sequence[str], cjk_script: bool, phrases: Sequence[str] = ()
+) -> QueryInfo:
+    """QueryInfo from a parsed query's words and CJK segments (lower-cased), and the
+    phrases it asks for (``exact.phrases``). A raw query has no parsed words: its phrases'
+    words stand in, so that its length and coverage are a plain query's."""
+    if not words and not cjk and phrases:
+        words = exact.words(phrases)
+        cjk = [w for p in phrases for w in p.split() if has_cjk(w)]
     grams = tuple(dict.fromkeys(g for s in cjk for g in ([s] if len(s) < 2 else _pairs(s))))
     terms = len(words) + sum(max(1, len(s) - 1) for s in cjk)
-    return QueryInfo(terms, cjk_script, tuple(words), grams)
+    return QueryInfo(terms, cjk_script, tuple(words), grams, tuple(phrases))
 
 
 def _pairs(segment: str) -> list[str]:
@@ -86,8 +98,14 @@ def document_texts(get: Callable[..., Any], docs: Mapping[str, Any]) -> dict[str
 
 def titled(docs: Mapping[str, Any], bodies: Mapping[str, str]) -> dict[str, str]:
     """Title and text of each hit's document, from its header and its text's first
-    ``COVERAGE_CHARS`` characters (as a backend's ``hit_details`` reads them)."""
-    return {doc_id: f"{doc.title}\n{bodies.get(doc_id, '')}" for doc_id, doc in docs.items()}
+    ``COVERAGE_CHARS`` characters (as a backend's ``hit_details`` reads them), and what an
+    entry has indexed instead of its text (``keyword_text``, ``semantic_text``)."""
+    return {doc_id: _indexed(doc, bodies.get(doc_id, "")) for doc_id, doc in docs.items()}
+
+
+def _indexed(doc: Any, body: str) -> str:
+    own = [t for t in (getattr(doc, "keyword_text", None), getattr(doc, "semantic_text", None))]
+    return "\n".join([doc.title, body, *(t for t in own if t)])
 
 
 def coverage(query: QueryInfo, text: str) -> float:
@@ -243,7 +261,23 @@ def calibrate(
         features(f.parts, tops, legs, query, i, coverage(query, texts.get(f.doc_id, "")))
         for i, f in enumerate(fused, 1)
     ]
-    return key, rows, monotone([probability(key, row) for row in rows])
+    scores = monotone([probability(key, row) for row in rows])
+    # The coverage feature (second to last) is 1.0 wherever a hit can hold the phrases.
+    held = [row[-2] >= 1.0 and exact.holds(query.phrases, texts.get(f.doc_id, ""))
+            for f, row in zip(fused, rows, strict=True)]  # fmt: skip
+    return key, rows, lift(scores, held)
+
+
+def lift(scores: Sequence[float], held: Sequence[bool], floor: float = FLOOR) -> list[float]:
+    """``scores`` (non-increasing) with each hit that holds what was asked for (``held``)
+    at least at ``floor``, and the hits ranked above it raised to stay above it: the
+    order stays."""
+    pairs = zip(scores, held, strict=True)
+    result = [max(score, floor) if hold else score for score, hold in pairs]
+    for i in range(len(result) - 2, -1, -1):
+        if result[i] <= result[i + 1]:
+            result[i] = min(1.0, round(result[i + 1] + 1e-6, 6))
+    return result
 
 
 def monotone(values: Sequence[float]) -> list[float]:

@@ -19,7 +19,7 @@ from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
 from trove.hits import ChunkHit, Hit, HitDetails
 from trove.models import DOCUMENT_FIELDS, MODES, Chunk, Document, Edge, assemble
-from trove.search import calibration, deadline, snippet, snippet_text
+from trove.search import calibration, deadline, exact, snippet, snippet_text
 from trove.search.bounds import bounded
 from trove.search.filters import Filters
 from trove.search.fusion import Fused, fuse, prior
@@ -138,7 +138,8 @@ class HybridSearch:
         adaptive = self.parts.keyword_weight is None  # a weight the caller set stays fixed
         deadline.check()  # before the hits' snippets and calibration are read
         fused = fuse(lists, weights, method=method, limit=limit, adaptive=adaptive)
-        info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts)
+        asked = exact.phrases(query, parsed)
+        info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts, asked)
         return self.hits(parsed, fused, lists, info, (method, weights, dropped, explain))
 
     def resolve_mode(self, mode: str | None) -> str:

@@ -67,6 +67,8 @@ class EvalRun:
     modes: dict[str, ModeResult]
     query_text: dict[str, str] = field(default_factory=dict)
     date: str = ""
+    # Corpus ids of records with no text and no title: nothing to store, so not loaded.
+    skipped_documents: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -171,12 +173,17 @@ def evaluate(
     without a judgment in ``split`` are skipped and counted; ``embedder=None`` allows the
     keyword mode only. A temporary store is removed however the call ends.
     """
+    from trove.memory import upsert  # the write path: loaded when a corpus is
+
     modes = _check_modes(modes, embedder)
     beir = load_beir(dataset, split)
     if db is None and modes == ["keyword"]:
         embedder = None  # a throwaway keyword-only store need not embed the corpus
     report = progress or (lambda stage, done, total: None)
-    docs = [_document(row) for row in beir.corpus()]  # a bad corpus fails before any write
+    rows = [_document(row) for row in beir.corpus()]  # a bad corpus fails before any write
+    # A title-only record is a document (its title is indexed); one with neither is skipped.
+    docs = [doc for doc in rows if not upsert.empty(doc)]
+    skipped = [doc["source_id"] for doc in rows if upsert.empty(doc)]
     with contextlib.ExitStack() as stack:
         if db is None:
             # Closed (below, by the stack) before its folder is removed, even on Ctrl-C.
@@ -203,6 +210,7 @@ def evaluate(
         modes=results,
         query_text=beir.queries,
         date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        skipped_documents=skipped,
     )
 
 

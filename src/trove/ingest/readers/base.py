@@ -47,6 +47,9 @@ class Record:
     attachment_of: str | None = None
     # Bytes to keep as the document's original (when originals are kept): data, name, type.
     original: tuple[bytes, str, str] | None = None
+    # The title is the record's own data (a JSON record's), not made from its file's name:
+    # with no text, the record is still a document, found by its title.
+    own_title: bool = False
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ def record(
         fields["metadata"] = metadata
     key = _first(value, paths["id"])
     has_key = isinstance(key, str | int) and not isinstance(key, bool) and str(key).strip()
-    return Record(fields, key=str(key).strip() if has_key else keys(value))
+    return Record(fields, key=str(key).strip() if has_key else keys(value), own_title=True)
 
 
 def lookup(value: Any, path: str) -> Any:

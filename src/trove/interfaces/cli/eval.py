@@ -173,6 +173,13 @@ def _print_run(run: EvalRun, as_json: bool) -> None:
         notes.append(f"{run.skipped_unjudged} queries without judgments in {run.split} skipped")
     if run.missing_queries:
         notes.append(f"{run.missing_queries} judged query ids not in queries.jsonl")
+    if run.skipped_documents:
+        shown = ", ".join(run.skipped_documents[:20])
+        more = len(run.skipped_documents) - 20
+        notes.append(
+            f"{len(run.skipped_documents)} documents with no text and no title skipped: "
+            f"{shown}{f' and {more} more' if more > 0 else ''}"
+        )
     console().print("; ".join(notes), style="dim", highlight=False)
 
 
