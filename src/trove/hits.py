@@ -77,9 +77,11 @@ class Hit:
 
 @dataclass(frozen=True)
 class HitDetails:
-    """What search shows of its hits, read together: each document's header (no text) and
-    the first characters of its text, by document id; each chunk's snippet, by chunk id."""
+    """What search shows of its hits, read together: each document's header (no text),
+    the first characters of its text and its passage (chunk id and chunk), by document
+    id; each passage's snippet, by chunk id."""
 
     documents: dict[str, Document]
     texts: dict[str, str]
     snippets: dict[int, str]
+    passages: dict[str, tuple[int, Chunk]] = field(default_factory=dict)
