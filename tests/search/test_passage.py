@@ -70,7 +70,7 @@ def test_a_term_every_chunk_holds_weighs_less_than_a_rare_one() -> None:
     assert chosen.snippets == {11: "«we» ran «redis»."}
 
 
-def test_a_tie_keeps_the_chunk_the_retriever_ranked() -> None:
+def test_no_match_anywhere_keeps_the_chunk_the_retriever_ranked() -> None:
     passages = _passages("no match here.", "nor here.", "nothing.")
     chosen = choose(parse("paraphrase"), {"d": passages}, {"d": 12}, _spans)
     assert chosen.chunks["d"][0] == 12
@@ -81,3 +81,9 @@ def test_cjk_passages_are_chosen_by_the_query_bigrams() -> None:
     chosen = choose(parse("战国无双3是由哪两个公司开发的"), {"d": passages}, {"d": 10}, _spans)
     assert chosen.chunks["d"][0] == 11
     assert chosen.snippets[11] == "«战国无双3是由»光荣«开发的»。"
+
+
+def test_a_tie_goes_to_the_earlier_chunk_not_the_ranked_one() -> None:
+    passages = _passages("we ran redis.", "the cache: we kept redis.", "other.")
+    chosen = choose(parse("we redis"), {"d": passages}, {"d": 11}, _spans)
+    assert chosen.chunks["d"][0] == 10

@@ -1,5 +1,5 @@
-"""The passage a hit shows: of its document's chunks, the one whose own text holds the
-most of what the query asked for.
+"""The passage a hit shows: of its document's chunks, the one holding the sentence that
+matches the query best.
 
 Retrievers rank chunks with the title and heading path indexed beside each chunk's text
 (so a word of the title finds the document), and BM25 normalizes by length. Every chunk
@@ -7,14 +7,19 @@ of a Markdown note carries its title, so for a query about the title the shortes
 won: the README's own query, "why did we drop redis", showed the two-line "Risks" section
 ("…We accept that.") instead of "We ran Redis as a cache…". What every chunk of a
 document shares cannot tell its passages apart; their texts can. So a hit's document is
-ranked as before, and its passage is chosen here from the matches in each chunk's text,
-each distinct term weighted by how few of the document's chunks hold it; a tie (a
-paraphrase that matches no word) keeps the chunk the retriever ranked.
+ranked as before, and its passage is chosen here from the matches in each chunk's own
+text: first the chunk with the sentence that holds the most distinct query terms (an
+answer sits in one sentence: a chunk that cuts it holds fewer), then the one whose terms
+weigh most, a term weighing more the fewer of the document's chunks hold it, then the
+earliest; a document none of whose chunks holds a query term (a paraphrase found by
+meaning) shows the chunk the retriever ranked.
+bench/passage.py measures it on CMRC 2018.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +31,9 @@ from trove.search.query import ParsedQuery
 # A document of more chunks shows the chunk its retriever ranked: reading and marking
 # every chunk of a long PDF for each of its hits would cost more than the search.
 MAX_CHUNKS = 64
+
+# A sentence (or a line): what a chunk's best match is looked for in.
+_SENTENCE = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
 # (chunk texts by chunk id) -> each text's match spans (a backend's stemmed word marks).
 Spans = Callable[[Mapping[int, str]], dict[int, list[tuple[int, int]]]]
@@ -65,7 +73,8 @@ def choose(
         if not passages:
             continue
         found = {p.chunk_id: terms(p.text, spans[p.chunk_id], grams) for p in passages}
-        best = _best(passages, found, ranked.get(doc_id))
+        sentences = {p.chunk_id: best_sentence(p.text, spans[p.chunk_id], grams) for p in passages}
+        best = _best(passages, found, sentences, ranked.get(doc_id))
         marks = spans[best.chunk_id] + _gram_spans(best.text, grams)
         chunks[doc_id] = (best.chunk_id, best.chunk)
         snippets[best.chunk_id] = snippet.make(best.text, marks)
@@ -82,17 +91,34 @@ def terms(text: str, spans: Sequence[tuple[int, int]], grams: Sequence[str]) -> 
     return found
 
 
+def best_sentence(text: str, spans: Sequence[tuple[int, int]], grams: Sequence[str]) -> int:
+    """The most distinct query terms one sentence (or line) of ``text`` holds."""
+    best = 0
+    for match in _SENTENCE.finditer(text):
+        start, end = match.span()
+        inside = [(s, e) for s, e in spans if start <= s and e <= end]
+        best = max(best, len(terms(match.group(), [], grams) | terms(text, inside, ())))
+    return best
+
+
 def _best(
-    passages: Sequence[Passage], found: Mapping[int, set[str]], ranked: int | None
+    passages: Sequence[Passage],
+    found: Mapping[int, set[str]],
+    sentences: Mapping[int, int],
+    ranked: int | None,
 ) -> Passage:
-    """The passage whose distinct terms weigh most, a term weighing more the fewer of the
-    document's chunks hold it; ties go to the ranked chunk, then to the earlier one."""
+    """The passage with the best sentence, then whose distinct terms weigh most, a term
+    weighing more the fewer of the document's chunks hold it, then the earliest (where
+    the document first says it); with no term anywhere (a paraphrase found by meaning),
+    the chunk the retriever ranked."""
+    if not any(found.values()):
+        return next((p for p in passages if p.chunk_id == ranked), passages[0])
     count = len(passages)
     holders = Counter(term for p in passages for term in found[p.chunk_id])
 
-    def weight(p: Passage) -> tuple[float, bool, int]:
+    def weight(p: Passage) -> tuple[int, float, int]:
         score = sum(math.log(1 + count / holders[term]) for term in found[p.chunk_id])
-        return round(score, 9), p.chunk_id == ranked, -p.chunk.index
+        return sentences[p.chunk_id], round(score, 9), -p.chunk.index
 
     return max(passages, key=weight)
 
