@@ -15,8 +15,13 @@ unless the sentence is cut between two chunks).
 The paragraphs are single chunks at trove's default chunk size (266-980 characters,
 median 464, against 1,200), where every hit is trivially right; so the corpus is chunked
 smaller here (``--chunk-chars``, default 240 with an overlap of 120): four chunks a
-paragraph on average (4,675 chunks). Also prints nDCG@10 of the documents, which a passage choice must
-not change.
+paragraph on average (4,675 chunks). Also prints nDCG@10 of the documents, which a
+passage choice must not change.
+
+The span is derived, not given: where a question shares most of its pairs with two
+sentences, the earlier counts, and so does the passage choice on a tie; read the figure
+as "the hit shows the chunk holding the sentence the question was most likely written
+from", not as a reading-comprehension score.
 """
 
 from __future__ import annotations

@@ -44,6 +44,8 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict)
     scope: str = "workspace"
     importance: float | None = None
+    # Who wrote the document: explicit (an agent's own write), human or derived.
+    author_tier: str = ""
     explain: dict[str, Any] | None = None
     # Set on documents that search(expand=...) added: the hit and edge that led here.
     linked_from: dict[str, Any] | None = None
