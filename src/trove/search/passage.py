@@ -18,6 +18,7 @@ bench/passage.py measures it on CMRC 2018.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -32,8 +33,8 @@ from trove.search.query import ParsedQuery
 # every chunk of a long PDF for each of its hits would cost more than the search.
 MAX_CHUNKS = 64
 
-# A sentence (or a line): what a chunk's best match is looked for in.
-_SENTENCE = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
+# Where a sentence (or a line) ends: what a chunk's best match is looked for in.
+_SENTENCE_END = re.compile(r"[.!?。！？；\n]")
 
 # (chunk texts by chunk id) -> each text's match spans (a backend's stemmed word marks).
 Spans = Callable[[Mapping[int, str]], dict[int, list[tuple[int, int]]]]
@@ -70,11 +71,19 @@ def choose(
     chunks: dict[str, tuple[int, Chunk]] = {}
     snippets: dict[int, str] = {}
     for doc_id, passages in candidates.items():
-        if not passages:
+        if len(passages) > 1:
+            found = {p.chunk_id: terms(p.text, spans[p.chunk_id], grams) for p in passages}
+            sentences = {
+                p.chunk_id: best_sentence(p.text, spans[p.chunk_id], grams)
+                if found[p.chunk_id]
+                else 0
+                for p in passages
+            }
+            best = _best(passages, found, sentences, ranked.get(doc_id))
+        elif passages:  # one chunk (a long document's ranked one): no choice to make
+            best = passages[0]
+        else:
             continue
-        found = {p.chunk_id: terms(p.text, spans[p.chunk_id], grams) for p in passages}
-        sentences = {p.chunk_id: best_sentence(p.text, spans[p.chunk_id], grams) for p in passages}
-        best = _best(passages, found, sentences, ranked.get(doc_id))
         marks = spans[best.chunk_id] + _gram_spans(best.text, grams)
         chunks[doc_id] = (best.chunk_id, best.chunk)
         snippets[best.chunk_id] = snippet.make(best.text, marks)
@@ -92,13 +101,21 @@ def terms(text: str, spans: Sequence[tuple[int, int]], grams: Sequence[str]) -> 
 
 
 def best_sentence(text: str, spans: Sequence[tuple[int, int]], grams: Sequence[str]) -> int:
-    """The most distinct query terms one sentence (or line) of ``text`` holds."""
-    best = 0
-    for match in _SENTENCE.finditer(text):
-        start, end = match.span()
-        inside = [(s, e) for s, e in spans if start <= s and e <= end]
-        best = max(best, len(terms(match.group(), [], grams) | terms(text, inside, ())))
-    return best
+    """The most distinct query terms one sentence (or line) of ``text`` holds. Each
+    match is placed in its sentence by where it starts (a bisect over the sentence
+    ends: a regex match and a set per sentence cost a hybrid search on SciFact 2 ms)."""
+    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
+    held: dict[int, set[str]] = {}
+    for start, end in spans:
+        held.setdefault(bisect.bisect_right(ends, start), set()).add(text[start:end].lower())
+    if grams:
+        folded = text.lower()
+        for gram in grams:
+            at = folded.find(gram)
+            while at != -1:
+                held.setdefault(bisect.bisect_right(ends, at), set()).add(gram)
+                at = folded.find(gram, at + 1)
+    return max(map(len, held.values()), default=0)
 
 
 def _best(

@@ -78,8 +78,12 @@ class Snippets(Connected):
         needles = list(query.substrings) + [t for t in raw_terms if has_cjk(t)]
         needles += query.cjk_runs()
         found = {}
-        fast = snippet.ascii_word_intervals(
-            self._word_tokens, list(texts.values()), stems, self._separates
+        fast: list[list[tuple[int, int]] | None] = (
+            snippet.ascii_word_intervals(
+                self._word_tokens, list(texts.values()), stems, self._separates
+            )
+            if stems
+            else [[] for _ in texts]  # a query of CJK only: no word to look for
         )
         for (cid, text), ascii_spans in zip(texts.items(), fast, strict=True):
             spans = ascii_spans
