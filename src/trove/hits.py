@@ -44,6 +44,8 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict)
     scope: str = "workspace"
     importance: float | None = None
+    # Who wrote the document: explicit (an agent's own write), human or derived.
+    author_tier: str = ""
     explain: dict[str, Any] | None = None
     # Set on documents that search(expand=...) added: the hit and edge that led here.
     linked_from: dict[str, Any] | None = None
@@ -77,9 +79,11 @@ class Hit:
 
 @dataclass(frozen=True)
 class HitDetails:
-    """What search shows of its hits, read together: each document's header (no text) and
-    the first characters of its text, by document id; each chunk's snippet, by chunk id."""
+    """What search shows of its hits, read together: each document's header (no text),
+    the first characters of its text and its passage (chunk id and chunk), by document
+    id; each passage's snippet, by chunk id."""
 
     documents: dict[str, Document]
     texts: dict[str, str]
     snippets: dict[int, str]
+    passages: dict[str, tuple[int, Chunk]] = field(default_factory=dict)

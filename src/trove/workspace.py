@@ -212,12 +212,17 @@ class Workspace:
         return self.store.update(doc_id, **changes)
 
     def delete(self, doc_id: str, *, hard: bool = False) -> bool:
-        """Tombstone an item (False when it was already deleted: deleting is idempotent),
-        or with ``hard`` remove it for good."""
+        """Tombstone an item (False when it was already deleted or has expired: deleting
+        is idempotent, and an expired item is already gone), or with ``hard`` remove it
+        for good."""
         if not self.allow_delete:
             raise Forbidden("deletes are not allowed for this caller")
         stored = self.store.backend.get_document(doc_id, with_text=False)
-        if stored is not None and stored.deleted_at is not None and self._visible(stored):
+        if (
+            stored is not None
+            and (stored.deleted_at is not None or stored.expired)
+            and self._visible(stored)
+        ):
             return False
         doc = self._require(doc_id)
         if doc.scope == "global" and not self.allow_global:

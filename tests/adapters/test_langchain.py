@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ import trove
 from trove.adapters.langchain import TroveRetriever, TroveVectorStore
 
 standard = pytest.importorskip("langchain_tests.integration_tests.vectorstores")
+retrievers = pytest.importorskip("langchain_tests.integration_tests.retrievers")
 
 
 class TestStandard(standard.VectorStoreIntegrationTests):
@@ -27,6 +29,24 @@ class TestStandard(standard.VectorStoreIntegrationTests):
             yield store
         finally:
             store.close()
+
+
+class TestStandardRetriever(retrievers.RetrieversIntegrationTests):
+    """LangChain's own retriever tests: ``k`` in the constructor and in ``invoke``."""
+
+    @property
+    def retriever_constructor(self) -> type[TroveRetriever]:
+        return TroveRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict[str, Any]:
+        store = trove.open(":memory:", embedder="hash:64")
+        store.add_many([{"text": f"example note {i} about a query"} for i in range(6)])
+        return {"store": store}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "example query"
 
 
 NOTES = [

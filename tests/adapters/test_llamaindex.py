@@ -147,3 +147,14 @@ def test_hybrid_retriever_carries_provenance(tmp_path: Path) -> None:
         assert "«" in meta["snippet"] and found[0].score is not None
         context = found[0].node.get_content(metadata_mode=MetadataMode.LLM)
         assert "title: Standup" in context and "snippet" not in context
+
+
+def test_an_index_over_the_store_needs_no_embedding_model(vs: TroveVectorStore) -> None:
+    # LlamaIndex's default model is OpenAI's (a package and a key this machine lacks):
+    # as_index() must not ask for it, for writing nodes or for querying them.
+    idx = vs.as_index(transformations=[SentenceSplitter(chunk_size=64, chunk_overlap=0)])
+    for doc in DOCS:
+        idx.insert(doc)
+    found = idx.as_retriever(similarity_top_k=1).retrieve("where does the cache live")
+    assert found[0].node.ref_doc_id == "d-redis"
+    assert vs.client.stats().documents == len(DOCS)

@@ -205,7 +205,7 @@ def test_cli_purge_clear_and_dedupe(tmp_path: Any) -> None:
     done = run(cli, ["--db", db, "clear", "tmp", "--yes", "--json"])
     assert done.exit_code == 0 and '"cleared": 0' in done.output
     dry = run(cli, ["--db", db, "dedupe", "--dry-run"])
-    assert dry.exit_code == 0 and "would mark 1 group(s)" in dry.output
+    assert dry.exit_code == 0 and "would mark 1 group" in dry.output
     merged = run(cli, ["--db", db, "add", "x", "--source-id", "k", "--on-conflict", "keep"])
     assert merged.exit_code == 0, merged.output
 

@@ -84,11 +84,15 @@ def test_hit_details_gives_what_the_separate_reads_give(kb: trove.Store) -> None
     stream = kb.add("Kafka streams events to consumers.", title="Stream")
     query = parse("redis caches")
     [hit] = kb.backend.keyword_search(query, Filters.build(), 10, now())
-    gone = hit.chunk_id + 1000  # a chunk replaced since it was ranked: no row
+    # A chunk replaced since it was ranked has no row: the document's chunk of now shows.
+    gone = hit.chunk_id + 1000
     details = kb.backend.hit_details(query, [(hit.doc_id, hit.chunk_id), (stream, gone)], 12)
     assert details.documents == kb.backend.get_documents([cache, stream])
     assert details.texts == {cache: "Redis caches", stream: "Kafka stream"}
-    assert details.snippets == kb.backend.snippets(query, [hit.chunk_id])
+    [(now_id, chunk)] = [details.passages[stream]]
+    assert chunk == Chunk(0, 0, len("Kafka streams events to consumers."))
+    assert details.passages[cache] == (hit.chunk_id, hit.chunk)
+    assert details.snippets == kb.backend.snippets(query, [hit.chunk_id, now_id])
     assert details.snippets[hit.chunk_id].startswith("«Redis» «caches»")
 
 
@@ -97,7 +101,6 @@ def test_hit_details_cuts_texts_at_characters(kb: trove.Store) -> None:
     long = kb.add("Köln am Rhein")
     details = kb.backend.hit_details(parse("köln"), [(short, 0), (long, 0)], 6)
     assert details.texts == {short: "Grüße", long: "Köln a"}
-    assert details.snippets == {}
 
 
 def test_hit_details_is_one_statement_in_sqlite(tmp_path: Path) -> None:

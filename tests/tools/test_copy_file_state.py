@@ -97,6 +97,6 @@ def test_cli_migrate_says_how_many_file_records(tmp_path: Path, vault: Path) -> 
         kb.ingest(vault, fields={"text": "body"})
     result = CliRunner().invoke(cli, ["migrate", str(src), str(dst)])
     assert result.exit_code == 0, result.output
-    assert "4 file record(s)" in result.output
+    assert "4 file records" in result.output
     result = CliRunner().invoke(cli, ["migrate", str(src), str(tmp_path / "again.db"), "--json"])
     assert json.loads(result.stdout)["files"] == 4

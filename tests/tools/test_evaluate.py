@@ -184,7 +184,7 @@ def test_cli_prints_the_table_and_saves_the_run(run, beir: Path, tmp_path: Path)
     for word in ("tiny (test): 3 queries, 4 documents", "ndcg@10", "recall@100", "p95 ms"):
         assert word in out.stdout
     assert "keyword" in out.stdout and "semantic" in out.stdout and "hybrid" not in out.stdout
-    assert "1 queries without judgments in test skipped" in out.stdout
+    assert "1 query without judgments in test skipped" in out.stdout
     saved = EvalRun.load(tmp_path / "r.json")
     assert list(saved.modes) == ["keyword", "semantic"]
 

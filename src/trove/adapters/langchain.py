@@ -249,7 +249,8 @@ class TroveVectorStore(VectorStore):
 class TroveRetriever(BaseRetriever):
     """A LangChain retriever over trove's hybrid search (or ``mode``), with filters;
     each document carries its provenance (``trove_id``, ``title``, ``source`` ...),
-    the search ``score`` and the matching ``snippet`` in its metadata."""
+    the search ``score`` and the matching ``snippet`` in its metadata. ``invoke(query,
+    k=N, mode=..., source=...)`` overrides ``k``, ``mode`` and the filters for one call."""
 
     store: Any
     mode: str = "hybrid"
@@ -257,9 +258,11 @@ class TroveRetriever(BaseRetriever):
     filters: dict[str, Any] = Field(default_factory=dict)
 
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        hits = self.store.search(query, mode=self.mode, limit=self.k, **self.filters)
+        k = kwargs.pop("k", self.k)
+        mode = kwargs.pop("mode", self.mode)
+        hits = self.store.search(query, mode=mode, limit=k, **{**self.filters, **kwargs})
         found = []
         for hit in hits:
             doc = self.store.get(hit.doc_id)

@@ -4,7 +4,8 @@
 unless told) keyed by its node id, its text as the document's text, its metadata as the
 document's metadata (plus ``ref_doc_id``, so :meth:`delete` removes every node of a
 source document). trove embeds the text with its own embedder, so LlamaIndex's node
-embeddings are not stored and queries need none (``is_embedding_query`` is False): a
+embeddings are not stored and queries need none (``is_embedding_query`` is False;
+:meth:`TroveVectorStore.as_index` is an index that needs no embedding model): a
 query with ``query_str`` runs trove's search (``DEFAULT`` is semantic, ``HYBRID``
 hybrid, ``TEXT_SEARCH``/``SPARSE`` keyword); one with only ``query_embedding`` is a
 k-NN over the stored vectors (it must come from the same model).
@@ -28,6 +29,7 @@ from trove.models import Document
 from trove.store import Store
 
 try:
+    from llama_index.core import MockEmbedding, VectorStoreIndex
     from llama_index.core.bridge.pydantic import PrivateAttr
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import (
@@ -149,6 +151,17 @@ class TroveVectorStore(BasePydanticVectorStore):
     def clear(self) -> None:
         for doc in self._mine():
             self._store.delete(doc.id)
+
+    def as_index(self, **kwargs: Any) -> VectorStoreIndex:
+        """A ``VectorStoreIndex`` over this store that needs no embedding model.
+
+        ``VectorStoreIndex.from_vector_store(store)`` asks LlamaIndex's settings for one
+        (OpenAI's by default: a package and an API key), although trove embeds the text
+        itself and queries by text. This index's model computes nothing (a one-number
+        ``MockEmbedding``: the vectors it would give nodes are never stored); pass
+        ``embed_model`` to use another."""
+        kwargs.setdefault("embed_model", MockEmbedding(embed_dim=1))
+        return VectorStoreIndex.from_vector_store(self, **kwargs)
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
         filters = {"namespace": self.namespace, **to_filters(query.filters)}

@@ -9,11 +9,16 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from trove.models import DOCUMENT_FIELDS, Document, assemble
+from trove.models import DOCUMENT_FIELDS, Chunk, Document, assemble
 from trove.timeutil import to_epoch, to_iso
 
 if TYPE_CHECKING:  # only in signatures: opening a store makes no ChunkRow dataclass
     from trove.backends.writes import ChunkRow
+    from trove.search import passage
+else:  # at the first search
+    from trove.lazy import LazyModule
+
+    passage = LazyModule("trove.search.passage")
 
 DOC_COLUMNS = list(DOCUMENT_FIELDS)
 HEADER_COLUMNS = [c for c in DOC_COLUMNS if c != "text"]
@@ -57,27 +62,32 @@ def to_document(
 
 
 # What search shows of its hits, read in one statement by each backend (hit_details):
-# a document ``d``'s header, then the start of its text, a chunk's id and its text.
+# a document ``d``'s header, then the start of its text, then a chunk ``c`` of it.
 HEADER_OF_D = ", ".join(f"d.{column}" for column in HEADER_COLUMNS)
+CHUNK_OF_C = "c.id, c.text, c.idx, c.start_char, c.end_char, c.heading"
 _WIDTH = len(HEADER_COLUMNS)
 
 
 def hit_rows(
     rows: Iterable[Sequence[Any]], read: Callable[[Sequence[str], Sequence[Any]], Document]
-) -> tuple[dict[str, Document], dict[str, str], dict[int, str]]:
-    """Rows of :data:`HEADER_OF_D`, a text's start, a chunk id and text (both NULL for a
-    chunk replaced since it was ranked: its document still counts) as the documents and
-    their texts' starts by document id, and the chunks' texts by chunk id; ``read``
-    makes a document of a header row (the backend's own)."""
+) -> tuple[dict[str, Document], dict[str, str], dict[str, list[passage.Passage]]]:
+    """Rows of :data:`HEADER_OF_D`, a text's start and :data:`CHUNK_OF_C` (NULLs for a
+    document whose chunks were not read: it still counts) as the documents and their
+    texts' starts by document id, and the chunks read of each; ``read`` makes a
+    document of a header row (the backend's own)."""
     documents: dict[str, Document] = {}
     texts: dict[str, str] = {}
-    chunks: dict[int, str] = {}
+    chunks: dict[str, list[passage.Passage]] = {}
     for row in rows:
-        doc = read(HEADER_COLUMNS, row[:_WIDTH])
-        documents[doc.id] = doc
-        texts[doc.id] = str(row[_WIDTH])
-        if row[_WIDTH + 1] is not None:
-            chunks[int(row[_WIDTH + 1])] = str(row[_WIDTH + 2])
+        doc_id = row[0]
+        if doc_id not in documents:
+            documents[doc_id] = read(HEADER_COLUMNS, row[:_WIDTH])
+            texts[doc_id] = str(row[_WIDTH])
+            chunks[doc_id] = []
+        cid, text, index, start, end, heading = row[_WIDTH + 1 :]
+        if cid is not None:
+            chunk = Chunk(index=int(index), start=int(start), end=int(end), heading=str(heading))
+            chunks[doc_id].append(passage.Passage(int(cid), chunk, str(text)))
     return documents, texts, chunks
 
 

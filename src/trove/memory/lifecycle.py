@@ -52,7 +52,8 @@ def purge_spent(store: Store) -> int:
 
 
 def purge(store: Store, ids: Iterable[str]) -> int:
-    """Remove chosen documents for good; live ones are announced as ``deleted``."""
+    """Remove chosen documents for good, each announced as ``purged`` (a live one as
+    ``deleted`` first, so a subscriber keeping a copy sees each step)."""
     if isinstance(ids, str):
         raise InvalidInput("purge takes a list of ids, not one string")
     wanted = list(dict.fromkeys(ids))
@@ -62,7 +63,8 @@ def purge(store: Store, ids: Iterable[str]) -> int:
 
 
 def clear(store: Store, namespace: str) -> int:
-    """Remove every document of a namespace for good, in one transaction."""
+    """Remove every document of a namespace for good, in one transaction (each announced
+    as by :func:`purge`)."""
     if not isinstance(namespace, str) or not namespace:
         raise InvalidInput("clear needs the name of a namespace")
     with store.transaction():  # events, if any, only after the commit
@@ -76,9 +78,10 @@ def _remove(store: Store, ids: list[str]) -> int:
         docs = store.backend.get_documents(ids)
         removed = store.backend.remove_documents(ids)
         for doc_id in removed:
-            doc = docs.get(doc_id)
-            if doc is not None and doc.deleted_at is None:
+            doc = docs.get(doc_id) or Document(id=doc_id, text="")
+            if doc.deleted_at is None:
                 store.notify("deleted", doc)
+            store.notify("purged", doc)
     return len(removed)
 
 

@@ -180,12 +180,14 @@ class HybridSearch:
         texts = calibration.titled(docs, details.texts)
         key, rows, scores = calibration.calibrate(fused, lists, info, model_id, texts)
         kept = zip(fused, scores, rows, strict=True)
+        # Each document's passage: the chunk whose text matches best (search/passage.py).
+        shown = {f.doc_id: details.passages.get(f.doc_id, (f.chunk_id, f.chunk)) for f in fused}
         return [
             document_hit(
                 docs[f.doc_id],
                 score,
-                snippet_text.clean(snippets.get(f.chunk_id, "")),
-                f.chunk,
+                snippet_text.clean(snippets.get(shown[f.doc_id][0], "")),
+                shown[f.doc_id][1],
                 f.explain(method, weights, dropped, key, row) if explain else None,
             )
             for f, score, row in kept

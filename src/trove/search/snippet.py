@@ -134,12 +134,16 @@ def make(text: str, spans: Sequence[tuple[int, int]], width: int = WIDTH) -> str
     if not spans:
         return _clip(text, 0, width)
     spans = _merge(sorted(spans))
-    best, best_count, right = 0, 0, 0
+    # The window with the most distinct terms, then the most matches: "we … we … we"
+    # is a weaker passage than "we ran redis" (search/passage.py picks chunks so too).
+    words = [text[s:e].lower() for s, e in spans]
+    best, best_key, right = 0, (0, 0), 0
     for left in range(len(spans)):
         while right < len(spans) and spans[right][1] - spans[left][0] <= width:
             right += 1
-        if right - left > best_count:
-            best, best_count = left, right - left
+        key = (len(set(words[left:right])), right - left)
+        if key > best_key:
+            best, best_key = left, key
     first = spans[best][0]
     start = max(0, first - width // 4)
     start = _word_start(text, start, first)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trove.errors import InvalidInput, InvalidQuery, MissingDependency, NotFound
+from trove.ids import document_id
 from trove.models import MODES
 
 if TYPE_CHECKING:
@@ -365,6 +366,8 @@ class PairsResult:
     pairs: int
     recall: dict[str, dict[str, float]]  # mode -> {"recall@1": ...}
     misses: dict[str, list[dict[str, str]]]  # mode -> pairs not found in the top 10
+    # expected_doc values that name no document of the store (a typo, a wrong path)
+    unknown: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -426,7 +429,22 @@ def evaluate_pairs(
             report(mode, done, len(pairs))
         found = np.array(ranks)
         recall[mode] = {f"recall@{k}": float(np.mean(found <= k)) for k in PAIR_KS}
-    return PairsResult(len(pairs), recall, misses)
+    missed = {pair["expected_doc"] for found in misses.values() for pair in found}
+    unknown = sorted(e for e in missed if not _known(kb, e))
+    return PairsResult(len(pairs), recall, misses, unknown)
+
+
+def _known(kb: Store, expected: str) -> bool:
+    """Whether ``expected`` is a document's id or its source_id in some source (the id
+    of a source_id follows from its natural key: nothing is scanned)."""
+    if kb.peek(expected) is not None:
+        return True
+    stats = kb.stats()
+    return any(
+        kb.peek(document_id(namespace, "workspace", source, expected, None, "")) is not None
+        for namespace in stats.by_namespace
+        for source in stats.by_source
+    )
 
 
 # --- helpers ------------------------------------------------------------------------------

@@ -3,15 +3,15 @@ the server, as the index was) and CJK runs marked; and what search shows of its 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.documents import document
-from trove.backends.rows import HEADER_OF_D, hit_rows
+from trove.backends.rows import CHUNK_OF_C, HEADER_OF_D, hit_rows
 from trove.errors import InvalidQuery
 from trove.hits import HitDetails
-from trove.search import snippet
+from trove.search import passage, snippet
 from trove.search.query import ParsedQuery, has_cjk
 
 
@@ -30,20 +30,35 @@ class Snippets(Connected):
         self, query: ParsedQuery, hits: Sequence[tuple[str, int]], chars: int
     ) -> HitDetails:
         """Of each (document id, chunk id): the document's header and its text's first
-        ``chars`` characters, and the chunk's snippet, in one round trip."""
+        ``chars`` characters, and its passage (search/passage.py: of its chunks, or of
+        a long document the one ranked) with its snippet, in one round trip."""
         rows = self.rows(
-            f"SELECT {HEADER_OF_D}, left(d.text, %s), c.id, c.text "
+            f"SELECT {HEADER_OF_D}, left(d.text, %s), {CHUNK_OF_C} "
             "FROM unnest(%s::text[], %s::bigint[]) AS r(doc_id, chunk_id) "
             "JOIN document d ON d.id = r.doc_id "
             # A chunk replaced since it was ranked has no row: its document still counts.
-            "LEFT JOIN chunk c ON c.id = r.chunk_id",
-            (chars, [doc_id for doc_id, _ in hits], [chunk_id for _, chunk_id in hits]),
+            "LEFT JOIN chunk c ON c.doc_id = d.id AND (c.id = r.chunk_id OR "
+            "(SELECT count(*) FROM chunk x WHERE x.doc_id = d.id) <= %s)",
+            (
+                chars,
+                [doc_id for doc_id, _ in hits],
+                [chunk_id for _, chunk_id in hits],
+                passage.MAX_CHUNKS,
+            ),
         )
-        documents, texts, chunks = hit_rows(rows, document)
-        return HitDetails(documents, texts, self._marked(query, chunks))
+        documents, texts, candidates = hit_rows(rows, document)
+        chosen = passage.choose(query, candidates, dict(hits), lambda t: self._spans(query, t))
+        return HitDetails(documents, texts, chosen.snippets, chosen.chunks)
 
     def _marked(self, query: ParsedQuery, texts_by_id: dict[int, str]) -> dict[int, str]:
         """A snippet of each chunk text, by chunk id."""
+        spans = self._spans(query, texts_by_id)
+        return {cid: snippet.make(text, spans[cid]) for cid, text in texts_by_id.items()}
+
+    def _spans(
+        self, query: ParsedQuery, texts_by_id: Mapping[int, str]
+    ) -> dict[int, list[tuple[int, int]]]:
+        """Where each chunk text holds the query's words (stemmed) and CJK runs."""
         words = [text_index.fold(w) for w in query.words]
         needles = list(query.substrings) + query.cjk_runs()
         if query.raw is not None:
@@ -66,5 +81,5 @@ class Snippets(Connected):
                 spans += text_index.mark_spans(tokens[cid], stems, wanted)
             if needles:
                 spans += snippet.substring_intervals(text, needles)
-            found[cid] = snippet.make(text, spans)
+            found[cid] = spans
         return found

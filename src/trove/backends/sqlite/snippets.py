@@ -8,19 +8,20 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from trove.backends.rows import HEADER_OF_D, hit_rows
+from trove.backends.rows import CHUNK_OF_C, HEADER_OF_D, hit_rows
 from trove.backends.sqlite.connection import Connected
 from trove.backends.sqlite.documents import document
 from trove.search.cjk import has_cjk
 
 if TYPE_CHECKING:
     from trove import hits as hit_models
-    from trove.search import snippet
+    from trove.search import passage, snippet
     from trove.search.query import ParsedQuery
 else:  # loaded at the first search: opening a store or counting it needs neither
     from trove.lazy import LazyModule
 
     hit_models = LazyModule("trove.hits")
+    passage = LazyModule("trove.search.passage")
     snippet = LazyModule("trove.search.snippet")
 
 # Words whose tokens the snippets keep (about 100 bytes each); then they start afresh.
@@ -42,23 +43,34 @@ class Snippets(Connected):
         self, query: ParsedQuery, hits: Sequence[tuple[str, int]], chars: int
     ) -> hit_models.HitDetails:
         """Of each (document id, chunk id): the document's header and its text's first
-        ``chars`` characters, and the chunk's snippet. One statement where a header read,
-        a text read and a chunk read took three (a tenth of a keyword search on SciFact)."""
+        ``chars`` characters, and its passage (search/passage.py: of its chunks, or of
+        a long document the one ranked) with its snippet. One statement where a header
+        read, a text read and a chunk read took three (a tenth of a keyword search on
+        SciFact)."""
         rows = self.conn.execute(
             # substr() counts characters; a text of no more bytes than that is all of it
             # (octet_length is the stored size: no count).
             f"SELECT {HEADER_OF_D}, CASE WHEN octet_length(d.text) <= ? THEN d.text "
-            "ELSE substr(d.text, 1, ?) END, c.id, c.text FROM json_each(?) AS r "
+            f"ELSE substr(d.text, 1, ?) END, {CHUNK_OF_C} FROM json_each(?) AS r "
             "CROSS JOIN document d ON d.id = r.value ->> 0 "
             # A chunk replaced since it was ranked has no row: its document still counts.
-            "LEFT JOIN chunk c ON c.id = r.value ->> 1",
-            (chars, chars, json.dumps(list(hits))),
+            "LEFT JOIN chunk c ON c.doc_id = d.id AND (c.id = r.value ->> 1 OR "
+            "(SELECT count(*) FROM chunk x WHERE x.doc_id = d.id) <= ?)",
+            (chars, chars, json.dumps(list(hits)), passage.MAX_CHUNKS),
         )
-        documents, texts, chunks = hit_rows(rows, document)
-        return hit_models.HitDetails(documents, texts, self._marked(query, chunks))
+        documents, texts, candidates = hit_rows(rows, document)
+        chosen = passage.choose(query, candidates, dict(hits), lambda t: self._spans(query, t))
+        return hit_models.HitDetails(documents, texts, chosen.snippets, chosen.chunks)
 
     def _marked(self, query: ParsedQuery, texts: dict[int, str]) -> dict[int, str]:
         """A snippet of each chunk text, by chunk id."""
+        spans = self._spans(query, texts)
+        return {cid: snippet.make(text, spans[cid]) for cid, text in texts.items()}
+
+    def _spans(
+        self, query: ParsedQuery, texts: Mapping[int, str]
+    ) -> dict[int, list[tuple[int, int]]]:
+        """Where each chunk text holds the query's words (stemmed) and CJK runs."""
         raw_terms = query.raw_terms()
         words = list(query.words) + [t for t in raw_terms if not has_cjk(t)]
         # One call for all the words: a space separates tokens, so the same stems.
@@ -66,8 +78,12 @@ class Snippets(Connected):
         needles = list(query.substrings) + [t for t in raw_terms if has_cjk(t)]
         needles += query.cjk_runs()
         found = {}
-        fast = snippet.ascii_word_intervals(
-            self._word_tokens, list(texts.values()), stems, self._separates
+        fast: list[list[tuple[int, int]] | None] = (
+            snippet.ascii_word_intervals(
+                self._word_tokens, list(texts.values()), stems, self._separates
+            )
+            if stems
+            else [[] for _ in texts]  # a query of CJK only: no word to look for
         )
         for (cid, text), ascii_spans in zip(texts.items(), fast, strict=True):
             spans = ascii_spans
@@ -75,7 +91,7 @@ class Snippets(Connected):
                 spans = snippet.word_intervals(self._tokenize, text, stems) if stems else []
             if needles:
                 spans += snippet.substring_intervals(text, needles)
-            found[cid] = snippet.make(text, spans)
+            found[cid] = spans
         return found
 
     def _word_tokens(self, words: Collection[str]) -> Mapping[str, str]:

@@ -2,7 +2,8 @@
 
 click reads a group's options only before the command name. :func:`reorder` moves a
 group option found after the command to the front, unless that command has an option
-of the same name itself (``trove reembed --embedder`` is the command's own).
+of the same name itself (``trove reembed --embedder`` is the command's own); and a
+command's flag written before it (``trove --db kb.db --json stats``) to after it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import click
 
 # Group options that take a value; moved as "--db VALUE" or "--db=VALUE".
 GLOBAL_OPTIONS = ("--db", "--embedder")
+# Commands' flags that read as global ones: written before the command, they are its.
+COMMAND_FLAGS = ("--json",)
 
 
 def reorder(group: click.Group, ctx: click.Context, args: list[str]) -> list[str]:
@@ -21,6 +24,10 @@ def reorder(group: click.Group, ctx: click.Context, args: list[str]) -> list[str
     command = group.get_command(ctx, args[position])
     own = _option_names(command) if command is not None else set()
     front, rest = args[:position], args[position:]
+    flags = [a for a in front if a in COMMAND_FLAGS and a in own]
+    if flags:
+        front = [a for a in front if a not in flags]
+        rest = rest[:1] + flags + rest[1:]
     moved: list[str] = []
     kept: list[str] = []
     i = 0

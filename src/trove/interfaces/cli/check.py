@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from trove.interfaces.cli.output import emit, json_option
+from trove.interfaces.cli.output import emit, json_option, plural
 from trove.interfaces.cli.root import cli, open_store
 
 
@@ -23,8 +23,9 @@ def check(ctx: click.Context, as_json: bool) -> None:
         emit({**vars(report), "ok": report.ok})
     else:
         click.echo(
-            f"{report.documents} documents, {report.chunks} chunks, {report.vectors} vectors: "
-            + ("ok" if report.ok else f"{len(report.problems)} problems")
+            f"{plural(report.documents, 'document')}, {plural(report.chunks, 'chunk')}, "
+            f"{plural(report.vectors, 'vector')}: "
+            + ("ok" if report.ok else plural(len(report.problems), "problem"))
         )
         for problem in report.problems:
             click.echo(f"  {problem}")

@@ -21,6 +21,7 @@ from trove.interfaces.cli.output import (
     json_option,
     note,
     piped,
+    plural,
     progress_bar,
     show,
     tsv_line,
@@ -81,7 +82,10 @@ def add(
     on_conflict: str,
     **fields: Any,
 ) -> None:
-    """Add one document: TEXT, or standard input when TEXT is omitted or '-'."""
+    """Add one document: TEXT, or standard input when TEXT is omitted or '-'.
+
+    Prints "added ID" (or "updated ID", "kept ID") on a terminal, the id alone to a pipe
+    or file, and {"id", "action"} with --json."""
     if text is None or text == "-":
         # Bytes, not sys.stdin's text mode, which would turn CRLF into LF.
         data = sys.stdin.buffer.read()
@@ -97,6 +101,8 @@ def add(
         result = kb.write_many([item], on_conflict=on_conflict)[0]
     if as_json:
         emit({"id": result.id, "action": result.action})
+    elif piped(sys.stdout):  # for scripts: id=$(trove add ...)
+        click.echo(result.id)
     else:
         console().print(f"{result.action} [bold]{result.id}[/bold]")
 
@@ -258,19 +264,23 @@ def get(
 def rm(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None:
     """Delete documents (tombstone; `trove restore` brings them back until `trove purge`).
 
-    Every id is tried; the command fails (exit 1) if any could not be deleted."""
-    done, failed = [], {}
+    Every id is tried; the command fails (exit 1) if any could not be deleted (one
+    deleted already is reported as such, and is no failure)."""
+    done: list[str] = []
+    already: list[str] = []
+    failed: dict[str, dict[str, str]] = {}
     with open_store(ctx, create=False) as kb:
         for doc_id in doc_ids:
             try:
-                kb.delete(doc_id)
-                done.append(doc_id)
+                (done if kb.delete(doc_id) else already).append(doc_id)
             except TroveError as exc:
                 failed[doc_id] = {"code": error_code(exc)[1], "message": str(exc)}
     if as_json:
-        emit({"deleted": done, "failed": failed})
+        emit({"deleted": done, "already_deleted": already, "failed": failed})
     else:
-        console().print(f"deleted {len(done)} document(s)")
+        console().print(f"deleted {plural(len(done), 'document')}")
+        for doc_id in already:
+            errors().print(f"{doc_id} was deleted already", highlight=False)
         for message in failed.values():
             errors().print(f"{message['code']}: {message['message']}", highlight=False)
     if failed:
@@ -294,7 +304,7 @@ def restore(ctx: click.Context, doc_ids: tuple[str, ...], as_json: bool) -> None
     if as_json:
         emit({"restored": done, "not_deleted": live})
         return
-    console().print(f"restored {len(done)} document(s)")
+    console().print(f"restored {plural(len(done), 'document')}")
     for doc_id in live:
         errors().print(f"{doc_id} is not deleted: nothing to restore", highlight=False)
 
@@ -318,16 +328,18 @@ def purge(
             pending = data.deleted + data.expired
         if dry_run or not pending:
             count = 0
-        elif not yes and not click.confirm(f"remove {pending} document(s) for good?", err=True):
+        elif not yes and not click.confirm(
+            f"remove {plural(pending, 'document')} for good?", err=True
+        ):
             raise click.ClickException("nothing purged (answer y, or pass --yes)")
         else:
             count = kb.purge(ids=list(doc_ids) if doc_ids else None)
     if as_json:
         emit({"purged": count, "would_purge": pending} if dry_run else {"purged": count})
     elif dry_run:
-        console().print(f"would purge {pending} document(s)")
+        console().print(f"would purge {plural(pending, 'document')}")
     else:
-        console().print(f"purged {count} document(s)")
+        console().print(f"purged {plural(count, 'document')}")
 
 
 @cli.command()
@@ -349,4 +361,4 @@ def reembed(ctx: click.Context, name: str | None, missing: bool, as_json: bool) 
         emit({"embedded": done, "embedder": lock})
     else:
         model = lock["model_id"] if lock else "none"
-        console().print(f"embedded {done} chunk(s) with {model}")
+        console().print(f"embedded {plural(done, 'chunk')} with {model}")

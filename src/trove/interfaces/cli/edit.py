@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from trove.interfaces.cli.output import console, emit, json_option
+from trove.interfaces.cli.output import console, emit, json_option, plural
 from trove.interfaces.cli.root import cli, open_store, pairs
 
 
@@ -70,7 +70,7 @@ def unlink(ctx: click.Context, src: str, dst: str, kind: str | None, as_json: bo
     if as_json:
         emit({"removed": removed})
     else:
-        console().print(f"removed {removed} link(s)")
+        console().print(f"removed {plural(removed, 'link')}")
 
 
 @cli.command()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from trove.errors import TroveError
-from trove.interfaces.cli.output import console, emit, errors, json_option
+from trove.interfaces.cli.output import console, emit, errors, json_option, note, plural
 from trove.interfaces.cli.root import cli, open_store
 
 if TYPE_CHECKING:
@@ -157,7 +157,10 @@ def _print_run(run: EvalRun, as_json: bool) -> None:
     if as_json:
         emit(run.summary())
         return
-    title = f"{run.dataset} ({run.split}): {run.queries} queries, {run.documents} documents"
+    title = (
+        f"{run.dataset} ({run.split}): {plural(run.queries, 'query', 'queries')}, "
+        f"{plural(run.documents, 'document')}"
+    )
     table = Table(title=title, title_justify="left")
     table.add_column("mode")
     for name, _ in MEASURES:
@@ -170,14 +173,16 @@ def _print_run(run: EvalRun, as_json: bool) -> None:
     console().print(table)
     notes = [f"embedder: {run.embedder or 'none'}", f"loaded in {run.load_s:.1f} s"]
     if run.skipped_unjudged:
-        notes.append(f"{run.skipped_unjudged} queries without judgments in {run.split} skipped")
+        skipped = plural(run.skipped_unjudged, "query", "queries")
+        notes.append(f"{skipped} without judgments in {run.split} skipped")
     if run.missing_queries:
-        notes.append(f"{run.missing_queries} judged query ids not in queries.jsonl")
+        notes.append(f"{plural(run.missing_queries, 'judged query id')} not in queries.jsonl")
     if run.skipped_documents:
         shown = ", ".join(run.skipped_documents[:20])
         more = len(run.skipped_documents) - 20
+        skipped = plural(len(run.skipped_documents), "document")
         notes.append(
-            f"{len(run.skipped_documents)} documents with no text and no title skipped: "
+            f"{skipped} with no text and no title skipped: "
             f"{shown}{f' and {more} more' if more > 0 else ''}"
         )
     console().print("; ".join(notes), style="dim", highlight=False)
@@ -242,10 +247,12 @@ def _pairs(
     # create=False: --pairs checks an existing store (a file or a postgresql:// URL).
     with open_store(ctx, create=False) as kb, _bar(quiet) as progress:
         result = evaluate_pairs(kb, pairs, modes=modes, progress=progress)
+    for expected in result.unknown:
+        note(f"warning: expected_doc {expected!r} matches no document id or source_id")
     if as_json:
         emit(result.to_dict())
         return
-    table = Table(title=f"{path.name}: {result.pairs} pairs", title_justify="left")
+    table = Table(title=f"{path.name}: {plural(result.pairs, 'pair')}", title_justify="left")
     table.add_column("mode")
     for k in PAIR_KS:
         table.add_column(f"recall@{k}", justify="right")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from trove.interfaces.cli.output import console, emit, errors, json_option
+from trove.interfaces.cli.output import console, emit, errors, json_option, plural
 from trove.interfaces.cli.root import cli, open_store
 
 if TYPE_CHECKING:
@@ -235,11 +235,11 @@ def _print_report(path: Path, report: IngestReport, stamp: str = "") -> None:
     for kind, where, reason in problems[:_SHOWN]:
         errors().print(f"{kind} {where}: {reason}", highlight=False, soft_wrap=True)
     if len(problems) > _SHOWN:
-        errors().print(f"... and {len(problems) - _SHOWN} more (--json lists them all)")
+        errors().print(f"... and {len(problems) - _SHOWN:,} more (--json lists them all)")
     if unsupported:
         kinds = ", ".join(f"{suffix} {n}" for suffix, n in unsupported.most_common(6))
         errors().print(
-            f"skipped {sum(unsupported.values())} files of unsupported types ({kinds})",
+            f"skipped {plural(sum(unsupported.values()), 'file')} of unsupported types ({kinds})",
             highlight=False,
             soft_wrap=True,
         )
@@ -250,7 +250,8 @@ def _print_report(path: Path, report: IngestReport, stamp: str = "") -> None:
     if report.files and not stamp:
         rate = report.files / report.seconds if report.seconds else 0.0
         console().print(
-            f"  {report.files} files, {report.chunks} chunks indexed, {report.links} links, "
+            f"  {plural(report.files, 'file')}, {plural(report.chunks, 'chunk')} indexed, "
+            f"{plural(report.links, 'link')}, "
             f"{report.seconds:.1f} s ({rate:,.0f} files/s)",
             style="dim",
             highlight=False,

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from trove.interfaces.cli.output import console, emit, json_option
+from trove.interfaces.cli.output import console, emit, json_option, plural
 from trove.interfaces.cli.root import cli, open_store
 
 
@@ -26,7 +26,7 @@ def clear(ctx: click.Context, namespace: str, yes: bool, as_json: bool) -> None:
     if as_json:
         emit({"cleared": count, "namespace": namespace})
     else:
-        console().print(f"removed {count} document(s) from {namespace}")
+        console().print(f"removed {plural(count, 'document')} from {namespace}")
 
 
 @cli.command()
@@ -60,4 +60,4 @@ def dedupe(ctx: click.Context, undo: bool, as_json: bool, **options: Any) -> Non
     verb = "would mark" if options["dry_run"] else "marked"
     for group in groups:
         console().print(f"[bold]{group.canonical}[/bold] <- {', '.join(group.duplicates)}")
-    console().print(f"{verb} {len(groups)} group(s)")
+    console().print(f"{verb} {plural(len(groups), 'group')}")

@@ -6,7 +6,7 @@ import click
 
 from trove.backends.postgres.url import redact
 from trove.errors import TroveError
-from trove.interfaces.cli.output import console, emit, errors, json_option, progress_bar
+from trove.interfaces.cli.output import console, emit, errors, json_option, plural, progress_bar
 from trove.interfaces.cli.root import cli
 
 
@@ -31,8 +31,9 @@ def migrate(src: str, dst: str, batch_size: int, as_json: bool) -> None:
         emit(report.to_dict())
         return
     console().print(
-        f"{redact(src)} -> {redact(dst)}: {report.copied} document(s) copied, "
-        f"{report.unchanged} already there, {report.chunks} chunk(s), "
-        f"{report.vectors} vector(s), {report.edges} edge(s), {report.files} file record(s)",
+        f"{redact(src)} -> {redact(dst)}: {plural(report.copied, 'document')} copied, "
+        f"{report.unchanged} already there, {plural(report.chunks, 'chunk')}, "
+        f"{plural(report.vectors, 'vector')}, {plural(report.edges, 'edge')}, "
+        f"{plural(report.files, 'file record')}",
         highlight=False,
     )

@@ -82,6 +82,11 @@ def note(message: str) -> None:
         errors().print(message, markup=False)
 
 
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``n`` and the noun, singular for one: "1 document", "2 documents", "0 queries"."""
+    return f"{n:,} {noun if n == 1 else many or noun + 's'}"
+
+
 def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 

@@ -44,6 +44,7 @@ class HitOut(_Out):
     metadata: dict[str, Any]
     scope: str
     importance: float | None
+    author_tier: str = ""
     explain: dict[str, Any] | None = None
     linked_from: dict[str, Any] | None = None
     provenance: str | None = None
