@@ -82,8 +82,21 @@ def export_jsonl(
     progress: Callable[[int], None] | None = None,
 ) -> TransferReport:
     """Write every document (expired ones too; tombstoned ones when ``deleted``), its
-    chunk spans and (with ``vectors``) its vectors, then the edges between them."""
-    backend = store.backend
+    chunk spans and (with ``vectors``) its vectors, then the edges between them.
+
+    Everything is read from one snapshot: a page of documents and its chunks are read by
+    separate statements, and a write between them made a file that import refuses."""
+    with store.backend.snapshot():
+        return _export(store.backend, out, deleted, vectors, progress)
+
+
+def _export(
+    backend: Backend,
+    out: IO[str],
+    deleted: bool,
+    vectors: bool,
+    progress: Callable[[int], None] | None,
+) -> TransferReport:
     lock = backend.vector_lock()
     report = TransferReport()
     out.write(
