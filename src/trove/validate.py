@@ -50,6 +50,15 @@ def text(value: Any, name: str = "text") -> str:
     return unicode(value, name)
 
 
+def key_part(value: str, name: str) -> str:
+    """A part of a document's natural key (namespace, source, source_id, dedupe key,
+    session): no NUL, which joins the parts when the id is made, so a NUL inside one made
+    two keys one id (``a`` + ``b\\0c`` and ``a\\0b`` + ``c``), across namespaces too."""
+    if "\x00" in value:
+        raise InvalidInput(f"{name} must not contain a NUL character")
+    return value
+
+
 def string(value: Any, name: str, error: type[TroveError] = InvalidInput) -> str:
     if not isinstance(value, str):
         raise error(f"{name} must be a string, not {type(value).__name__}")

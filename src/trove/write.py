@@ -110,16 +110,16 @@ def prepare(
         raise InvalidInput(f"author_tier must be one of {', '.join(AUTHOR_TIERS)}")
     text = validate.text(item.get("text"))
     content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    namespace = _string(item, "namespace", "default")
+    namespace = validate.key_part(_string(item, "namespace", "default"), "namespace")
     if not namespace:
         raise InvalidInput("namespace must not be empty")
     scope = _string(item, "scope", "workspace")
     if scope not in SCOPES:
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
-    session = _string(item, "session")
+    session = validate.key_part(_string(item, "session"), "session")
     if scope == "session" and not session:
         raise InvalidInput("a session-scoped item needs a session")
-    source = _string(item, "source")
+    source = validate.key_part(_string(item, "source"), "source")
     source_id = _key(item, "source_id")
     dedupe_key = _key(item, "dedupe_key")
     metadata = validate.metadata(item.get("metadata"))
@@ -181,7 +181,7 @@ def _key(item: Mapping[str, Any], name: str) -> str | None:
         return None
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
-    return validate.unicode(str(value), name)
+    return validate.key_part(validate.unicode(str(value), name), name)
 
 
 def _expiry(expires_at: Any, ttl: Any) -> float | None:
