@@ -173,3 +173,29 @@ def test_add_refuses_nul_in_a_key(tmp_path: Path) -> None:
         for field in ("namespace", "source", "source_id", "dedupe_key"):
             with pytest.raises(InvalidInput, match="NUL"):
                 kb.add("x", **{field: "a\x00b"})
+
+
+def _with_original(tmp_path: Path, **change: str) -> str:
+    with trove.open(tmp_path / "src.db", embedder=None) as kb:
+        kb.add("a note with its file", source="s", original=b"data", original_name="n.txt")
+        out = io.StringIO()
+        export_jsonl(kb, out)
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    records[-1].update(change)
+    return "\n".join(json.dumps(r) for r in records)
+
+
+def test_import_refuses_an_odd_media_type(tmp_path: Path) -> None:
+    text = _with_original(tmp_path, media_type="text/h中ml")
+    with trove.open(tmp_path / "dst.db", embedder=None) as kb:
+        with pytest.raises(InvalidInput, match="is not a media type"):
+            import_jsonl(kb, io.StringIO(text))
+        assert kb.backend.original_hashes() == {}
+
+
+def test_import_makes_an_original_name_safe(tmp_path: Path) -> None:
+    text = _with_original(tmp_path, name="../../etc/x\r\n.txt")
+    with trove.open(tmp_path / "dst.db", embedder=None) as kb:
+        import_jsonl(kb, io.StringIO(text))
+        (doc,) = kb.list().items
+        assert kb.original(doc.id).name == "x_.txt"

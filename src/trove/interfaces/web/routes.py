@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 from trove.errors import NotFound, TroveError
 from trove.interfaces.codes import error_code
 from trove.interfaces.config import Rights, ServerConfig
-from trove.interfaces.downloads import headers
+from trove.interfaces.downloads import headers, media_type
 from trove.interfaces.web.views import CSP, fields, markdown, render, stylesheet
 from trove.interfaces.workspaces import Workspaces
 from trove.originals import OriginalInfo
@@ -128,7 +128,7 @@ class Pages:
             with self.workspaces.read(who) as ws:
                 yield from ws.original_pieces(doc_id)
 
-        return StreamingResponse(body(), media_type=info.media_type, headers=headers(info))
+        return StreamingResponse(body(), media_type=media_type(info), headers=headers(info))
 
     def browse(self, request: Request, who: Rights, common: dict[str, Any]) -> Response:
         query = request.query_params
