@@ -259,3 +259,64 @@ def round_trip_under_writes(root: Path, rounds: int, docs: int = 450) -> dict[st
         except trove.TroveError as exc:
             failures.append(f"round {n}: {exc}")
     return {"rounds": rounds, "documents": docs, "failing": len(failures), "failures": failures}
+
+
+ODD_NAMES = [
+    "",
+    "a\r\nb.txt",
+    "../../etc/passwd",
+    "/abs/x.pdf",
+    "x\x00y.txt",
+    "中文.pdf",
+    '"q".txt',
+    "\u202etxt.exe",
+    ".hidden",
+    "a\\b.txt",
+    " ",
+    "x" * 400 + ".txt",
+]
+ODD_TYPES = [
+    "",
+    "text/plain",
+    "text/h中ml",
+    "text/plain\x00",
+    "text/html\r\nSet-Cookie: x",
+    "text",
+    "/",
+    'a/b; q="x y"',
+    "image/svg+xml",
+    "x" * 300 + "/y",
+    "text/plain;",
+]
+
+
+def odd_originals(target: str, cases: int, seed: int = 0) -> dict[str, Any]:
+    """Originals with odd file names and media types: each is refused with a TroveError
+    or stored, and what is stored makes download headers that are valid to send."""
+    import random
+
+    from trove.interfaces.downloads import headers, media_type
+
+    rng = random.Random(seed)
+    counts = {"cases": cases, "stored": 0, "refused": 0, "other": 0, "bad_headers": 0}
+    examples: list[str] = []
+    with trove.open(target, embedder=None) as kb:
+        for n in range(cases):
+            name, kind = rng.choice(ODD_NAMES), rng.choice(ODD_TYPES)
+            try:
+                doc_id = kb.add(f"note {n}", original=b"x", original_name=name, media_type=kind)
+            except trove.TroveError:
+                counts["refused"] += 1
+                continue
+            except Exception as exc:  # what the harness is here to find
+                counts["other"] += 1
+                examples.append(f"{name!r} {kind!r}: {type(exc).__name__}")
+                continue
+            counts["stored"] += 1
+            info = kb.backend.original_info(doc_id)
+            assert info is not None
+            values = [media_type(info), *headers(info).values()]
+            if any(not v.isascii() or not v.isprintable() for v in values):
+                counts["bad_headers"] += 1
+                examples.append(f"{name!r} {kind!r}: headers {values!r}")
+    return {**counts, "examples": examples[:5]}
