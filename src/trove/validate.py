@@ -34,6 +34,8 @@ def _shown(value: Any) -> str:
 
 def unicode(value: str, name: str, error: type[TroveError] = InvalidInput) -> str:
     """``value`` if it encodes as UTF-8 (no lone surrogates, which no file can store)."""
+    if value.isascii():  # no surrogates, and no copy of a large text to find out
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -45,7 +47,7 @@ def text(value: Any, name: str = "text") -> str:
     """A document's text: a string with something in it besides white space."""
     if not isinstance(value, str):
         raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
-    if not value.strip():
+    if not value or value.isspace():  # (strip() would copy a large text)
         raise InvalidInput(f"{name} must not be empty or only white space")
     return unicode(value, name)
 

@@ -71,6 +71,8 @@ _INDEXED = ("content_hash", "title", "indexed", "keyword_text", "semantic_text")
 _DEFAULTS = {
     f.name: f.default for f in dataclasses.fields(Document) if f.default is not dataclasses.MISSING
 }
+# Characters of a text hashed at a time (text_hash).
+_HASH_STEP = 1 << 20
 # What a new importance is when the caller gives none.
 DEFAULT_IMPORTANCE = 0.5
 # Everything a caller decides (the text through its hash): equal means the write is a no-op.
@@ -109,7 +111,7 @@ def prepare(
     if author_tier not in AUTHOR_TIERS:
         raise InvalidInput(f"author_tier must be one of {', '.join(AUTHOR_TIERS)}")
     text = validate.text(item.get("text"))
-    content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    content_hash = text_hash(text)
     namespace = validate.key_part(_string(item, "namespace", "default"), "namespace")
     if not namespace:
         raise InvalidInput("namespace must not be empty")
@@ -156,6 +158,15 @@ def prepare(
             **(entry.fields(item) if not entry.FIELDS.isdisjoint(item) else _NO_ENTRY),
         },
     )
+
+
+def text_hash(text: str) -> str:
+    """The SHA-256 of ``text``'s UTF-8, a megabyte at a time: a large text is not copied
+    whole to be hashed."""
+    digest = hashlib.sha256()
+    for start in range(0, len(text), _HASH_STEP):
+        digest.update(text[start : start + _HASH_STEP].encode("utf-8"))
+    return digest.hexdigest()
 
 
 def _timestamp(value: Any) -> str | None:
