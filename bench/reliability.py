@@ -10,6 +10,7 @@ The harnesses are the ones the tests run CI-sized (tests/reliability/harness.py)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import sys
@@ -65,6 +66,27 @@ def run(kills: int, processes: int, seconds: float, cases: int) -> dict[str, Any
     return results
 
 
+def large_file() -> str:
+    """Peak memory of one large file, as bench/large_file.py last measured it."""
+    path = ROOT / "bench" / "results" / "large_file.json"
+    if not path.exists():
+        return "not measured (run `bench/large_file.py`)"
+    m = json.loads(path.read_text(encoding="utf-8"))
+    rows = [
+        ("`add` of a text", "add_text"),
+        ("`ingest` of a .txt", "ingest_txt"),
+        ("`ingest` of an .eml message", "ingest_eml"),
+    ]
+    return (
+        "; ".join(
+            f"{label} of {m[k]['file_mb']:g} MB peaks at {m[k]['peak_rss_mb']} MB RSS ({m[k]['ratio']:g}x)"
+            for label, k in rows
+            if k in m
+        )
+        + f" (load {m['load_before'][0]:.1f}; aim: 3x)"
+    )
+
+
 def report(r: dict[str, Any]) -> str:
     c, k, f, i, d, ro = (
         r[n] for n in ("crash", "concurrency", "fuzz", "isolation", "disk_full", "read_only")
@@ -93,6 +115,8 @@ After every kill the store passed `trove check` (SQLite `integrity_check`, FTS5
 keys); acknowledged writes were looked up by id; an interrupted `ingest --sync` was run
 again and a third run changed nothing. A write refused by a read-only file is a
 `StoreError`; run as root (as here), mode 0444 does not stop writes.
+
+Memory of one large file (`bench/large_file.py`, the hash:64 embedder): {large_file()}.
 
 Examples of failures, if any: {c["examples"] + k["messages"] + f["examples"] + r["importers"]["failures"] + r["round_trip"]["failures"] + r["originals"]["examples"] or "none"}
 """
