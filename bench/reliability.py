@@ -10,6 +10,7 @@ The harnesses are the ones the tests run CI-sized (tests/reliability/harness.py)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import sys
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "reliability"))
 
 import harness  # noqa: E402
+import hostile_files  # noqa: E402
 
 
 def machine() -> str:
@@ -49,8 +51,12 @@ def run(kills: int, processes: int, seconds: float, cases: int) -> dict[str, Any
             ("isolation", lambda: harness.isolation(str(root / "i.db"))),
             ("disk_full", lambda: harness.disk_full(root / "d.db")),
             ("read_only", lambda: harness.read_only(root / "r.db")),
+            ("importers", lambda: hostile_files.hostile_imports(root / "imp")),
+            ("round_trip", lambda: hostile_files.round_trip_under_writes(root / "rt", 20)),
+            ("originals", lambda: hostile_files.odd_originals(str(root / "o.db"), cases)),
         ]
-        (root / "crash").mkdir()
+        for folder in ("crash", "imp", "rt"):
+            (root / folder).mkdir()
         for name, step in steps:
             start = time.monotonic()
             results[name] = step()
@@ -58,6 +64,27 @@ def run(kills: int, processes: int, seconds: float, cases: int) -> dict[str, Any
             print(name, results[name], flush=True)
     results["load_after"] = os.getloadavg()
     return results
+
+
+def large_file() -> str:
+    """Peak memory of one large file, as bench/large_file.py last measured it."""
+    path = ROOT / "bench" / "results" / "large_file.json"
+    if not path.exists():
+        return "not measured (run `bench/large_file.py`)"
+    m = json.loads(path.read_text(encoding="utf-8"))
+    rows = [
+        ("`add` of a text", "add_text"),
+        ("`ingest` of a .txt", "ingest_txt"),
+        ("`ingest` of an .eml message", "ingest_eml"),
+    ]
+    return (
+        "; ".join(
+            f"{label} of {m[k]['file_mb']:g} MB peaks at {m[k]['peak_rss_mb']} MB RSS ({m[k]['ratio']:g}x)"
+            for label, k in rows
+            if k in m
+        )
+        + f" (load {m['load_before'][0]:.1f}; aim: 3x)"
+    )
 
 
 def report(r: dict[str, Any]) -> str:
@@ -79,6 +106,9 @@ Machine: {machine()}; load average (1, 5, 15 min) {load(r["load_before"])} befor
 | namespace and session isolation (keyword, semantic, hybrid) | {i["checks"]} searches | {i["leaks"]} leaks |
 | disk full (RLIMIT_FSIZE {3_000_000:,} bytes) during writes | {d["acked"]} acknowledged writes | ended: `{d["how_it_ended"]}`; {d["lost"]} lost, {len(d["problems"])} check problems, searchable: {d["searchable"]} |
 | store file of mode 0444 | 1 file | opens and searches ({ro["found"]} hit); a write: {ro["write"]} |
+| every importer and `ingest` with hostile files (cycles, traversal, deep nesting, ZIP bombs, not UTF-8) | {r["importers"]["cases"]} cases | {r["importers"]["failing"]} failing ({r["importers"]["wall_s"]} s) |
+| export while another process rewrites every document, then import | {r["round_trip"]["rounds"]} exports of {r["round_trip"]["documents"]} documents | {r["round_trip"]["failing"]} refused or incomplete ({r["round_trip"]["wall_s"]} s) |
+| originals with odd file names and media types, then their download headers | {r["originals"]["cases"]:,} cases | {r["originals"]["other"]} not a TroveError, {r["originals"]["bad_headers"]} unsafe headers ({r["originals"]["refused"]} refused, {r["originals"]["stored"]} stored) |
 
 After every kill the store passed `trove check` (SQLite `integrity_check`, FTS5
 `integrity-check`, chunks covering each document's text, content hashes, no duplicate
@@ -86,7 +116,9 @@ keys); acknowledged writes were looked up by id; an interrupted `ingest --sync` 
 again and a third run changed nothing. A write refused by a read-only file is a
 `StoreError`; run as root (as here), mode 0444 does not stop writes.
 
-Examples of failures, if any: {c["examples"] + k["messages"] + f["examples"] or "none"}
+Memory of one large file (`bench/large_file.py`, the hash:64 embedder): {large_file()}.
+
+Examples of failures, if any: {c["examples"] + k["messages"] + f["examples"] + r["importers"]["failures"] + r["round_trip"]["failures"] + r["originals"]["examples"] or "none"}
 """
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import reprlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,11 @@ PIECE = 1 << 20
 # Default bound on one original; TROVE_MAX_ORIGINAL_BYTES or Store(max_original_bytes=).
 DEFAULT_MAX_ORIGINAL_BYTES = 1 << 30
 _UNSAFE = re.compile(r"[^\w.\- ()+,@=]+")
+# A media type (RFC 6838 ``type/subtype``, RFC 9110 parameters), in printable ASCII: it is
+# sent as a header, and a NUL, CR/LF or non-ASCII one broke the response.
+_TOKEN = r"[A-Za-z0-9!#$%&'*+.^_`|~-]+"
+_MEDIA_TYPE = re.compile(rf'{_TOKEN}/{_TOKEN}(?: *; *{_TOKEN}=(?:{_TOKEN}|"[^"\\]*"))*')
+FALLBACK_TYPE = "application/octet-stream"
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,25 @@ def safe_name(name: str, fallback: str = "original") -> str:
     return name
 
 
+def media_type(value: Any) -> str:
+    """``value`` if it is a media type fit to be a header (``text/plain; charset=utf-8``)."""
+    if not is_media_type(value):
+        raise InvalidInput(
+            f"media_type {reprlib.repr(value)} is not a media type (like text/plain)"
+        )
+    return str(value)
+
+
+def is_media_type(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and len(value) <= 255
+        and value.isascii()
+        and value.isprintable()
+        and _MEDIA_TYPE.fullmatch(value) is not None
+    )
+
+
 def guess_type(name: str) -> str:
     return mimetypes.guess_type(name)[0] or "application/octet-stream"
 
@@ -111,13 +136,17 @@ def attach(
             f"the original is {size} bytes; this store keeps at most {limit} "
             "(max_original_bytes, or TROVE_MAX_ORIGINAL_BYTES)"
         )
-    name = safe_name(name) if name else ""
-    media_type = media_type or (guess_type(name) if name else "application/octet-stream")
-    if "\n" in media_type or "\r" in media_type or "/" not in media_type:
-        raise InvalidInput(f"media_type {media_type!r} is not a media type (like text/plain)")
+    name, kind = described(name, media_type)
     with opener() as source:
-        store.backend.put_original(doc_id, digest, size, source, name, media_type)
-    return OriginalInfo(doc_id, digest, name, media_type, size)
+        store.backend.put_original(doc_id, digest, size, source, name, kind)
+    return OriginalInfo(doc_id, digest, name, kind, size)
+
+
+def described(name: str, kind: str) -> tuple[str, str]:
+    """An original's file name (made safe) and media type (checked; guessed from the
+    name when not given), as every way in (add, ingest, import) stores them."""
+    name = safe_name(name) if name else ""
+    return name, media_type(kind or (guess_type(name) if name else FALLBACK_TYPE))
 
 
 def info(store: Store, doc_id: str) -> OriginalInfo:

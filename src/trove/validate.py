@@ -36,6 +36,8 @@ def _shown(value: Any) -> str:
 
 def unicode(value: str, name: str, error: type[TroveError] = InvalidInput) -> str:
     """``value`` if it encodes as UTF-8 (no lone surrogates, which no file can store)."""
+    if value.isascii():  # no surrogates, and no copy of a large text to find out
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -48,9 +50,18 @@ def text(value: Any, name: str = "text", *, titled: bool = False) -> str:
     ``titled`` document (a title-only record, common in public corpora), any string."""
     if not isinstance(value, str):
         raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
-    if not value.strip() and not titled:
+    if not titled and (not value or value.isspace()):  # (strip() would copy a large text)
         raise InvalidInput(f"{name} must not be empty or only white space without a title")
     return unicode(value, name)
+
+
+def key_part(value: str, name: str) -> str:
+    """A part of a document's natural key (namespace, source, source_id, dedupe key,
+    session): no NUL, which joins the parts when the id is made, so a NUL inside one made
+    two keys one id (``a`` + ``b\\0c`` and ``a\\0b`` + ``c``), across namespaces too."""
+    if "\x00" in value:
+        raise InvalidInput(f"{name} must not contain a NUL character")
+    return value
 
 
 def string(value: Any, name: str, error: type[TroveError] = InvalidInput) -> str:

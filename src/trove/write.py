@@ -71,6 +71,8 @@ _INDEXED = ("content_hash", "title", "indexed", "keyword_text", "semantic_text")
 _DEFAULTS = {
     f.name: f.default for f in dataclasses.fields(Document) if f.default is not dataclasses.MISSING
 }
+# Characters of a text hashed at a time (text_hash).
+_HASH_STEP = 1 << 20
 # What a new importance is when the caller gives none.
 DEFAULT_IMPORTANCE = 0.5
 # Everything a caller decides (the text through its hash): equal means the write is a no-op.
@@ -110,17 +112,17 @@ def prepare(
         raise InvalidInput(f"author_tier must be one of {', '.join(AUTHOR_TIERS)}")
     title = _string(item, "title")
     text = validate.text(item.get("text"), titled=bool(title.strip()))
-    content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    namespace = _string(item, "namespace", "default")
+    content_hash = text_hash(text)
+    namespace = validate.key_part(_string(item, "namespace", "default"), "namespace")
     if not namespace:
         raise InvalidInput("namespace must not be empty")
     scope = _string(item, "scope", "workspace")
     if scope not in SCOPES:
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
-    session = _string(item, "session")
+    session = validate.key_part(_string(item, "session"), "session")
     if scope == "session" and not session:
         raise InvalidInput("a session-scoped item needs a session")
-    source = _string(item, "source")
+    source = validate.key_part(_string(item, "source"), "source")
     source_id = _key(item, "source_id")
     dedupe_key = _key(item, "dedupe_key")
     metadata = validate.metadata(item.get("metadata"))
@@ -159,6 +161,15 @@ def prepare(
     )
 
 
+def text_hash(text: str) -> str:
+    """The SHA-256 of ``text``'s UTF-8, a megabyte at a time: a large text is not copied
+    whole to be hashed."""
+    digest = hashlib.sha256()
+    for start in range(0, len(text), _HASH_STEP):
+        digest.update(text[start : start + _HASH_STEP].encode("utf-8"))
+    return digest.hexdigest()
+
+
 def _timestamp(value: Any) -> str | None:
     return None if value is None else to_iso(to_epoch(value, field="timestamp"))
 
@@ -182,7 +193,7 @@ def _key(item: Mapping[str, Any], name: str) -> str | None:
         return None
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
-    return validate.unicode(str(value), name)
+    return validate.key_part(validate.unicode(str(value), name), name)
 
 
 def _expiry(expires_at: Any, ttl: Any) -> float | None:

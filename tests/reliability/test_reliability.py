@@ -79,3 +79,25 @@ def test_a_full_disk_fails_the_write_cleanly(tmp_path: Path) -> None:
     result = harness.disk_full(tmp_path / "kb.db", limit_bytes=1_500_000)
     assert result["how_it_ended"].startswith("refused StoreError"), result
     assert (result["lost"], result["problems"], result["searchable"]) == (0, [], True)
+
+
+def test_every_importer_with_hostile_files(tmp_path: Path) -> None:
+    import hostile_files
+
+    result = hostile_files.hostile_imports(tmp_path, bound_s=60, bomb_bytes=8 << 20)
+    assert result["cases"] >= 15 and result["failing"] == 0, result["failures"]
+
+
+def test_export_import_round_trip_under_concurrent_writes(tmp_path: Path) -> None:
+    import hostile_files
+
+    result = hostile_files.round_trip_under_writes(tmp_path, rounds=4)
+    assert result["failing"] == 0, result["failures"]
+
+
+def test_odd_original_names_and_media_types(tmp_path: Path) -> None:
+    import hostile_files
+
+    result = hostile_files.odd_originals(str(tmp_path / "kb.db"), cases=200)
+    assert (result["other"], result["bad_headers"]) == (0, 0), result["examples"]
+    assert result["stored"] > 0 and result["refused"] > 0

@@ -23,10 +23,9 @@ the embedder matches), else the importing store embeds the chunks it lacks.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,20 +34,18 @@ from trove.backends.base import Backend, EmbedderLock, LocalIndexes
 from trove.backends.writes import ChunkRow
 from trove.errors import EmbedderMismatch, InvalidInput
 from trove.models import Chunk, Document, Edge, same_copy
-from trove.search.filters import SCOPES
 from trove.timeutil import now, to_epoch
+from trove.transfer import import_checks
+from trove.transfer.import_checks import FIELDS
 from trove.transfer.originals_jsonl import OriginalSink, export_originals
-from trove.write import chunk_row
 
 if TYPE_CHECKING:
     from trove.store import Store
 
 FORMAT = "trove-export"
 VERSION = 1
-_FIELDS = tuple(f.name for f in fields(Document))
 _PAGE = 200
 _PENDING = "import.vectors"
-_TIMES = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at", "last_accessed")
 
 
 @dataclass
@@ -82,8 +79,21 @@ def export_jsonl(
     progress: Callable[[int], None] | None = None,
 ) -> TransferReport:
     """Write every document (expired ones too; tombstoned ones when ``deleted``), its
-    chunk spans and (with ``vectors``) its vectors, then the edges between them."""
-    backend = store.backend
+    chunk spans and (with ``vectors``) its vectors, then the edges between them.
+
+    Everything is read from one snapshot: a page of documents and its chunks are read by
+    separate statements, and a write between them made a file that import refuses."""
+    with store.backend.snapshot():
+        return _export(store.backend, out, deleted, vectors, progress)
+
+
+def _export(
+    backend: Backend,
+    out: IO[str],
+    deleted: bool,
+    vectors: bool,
+    progress: Callable[[int], None] | None,
+) -> TransferReport:
     lock = backend.vector_lock()
     report = TransferReport()
     out.write(
@@ -152,7 +162,7 @@ def _span(chunk: Chunk) -> list[Any]:
 
 
 def _document_dict(doc: Document) -> dict[str, Any]:
-    data = {name: getattr(doc, name) for name in _FIELDS}
+    data = {name: getattr(doc, name) for name in FIELDS}
     data["participants"] = list(doc.participants)
     data["tags"] = list(doc.tags)
     return data
@@ -182,7 +192,7 @@ def import_jsonl(
 ) -> TransferReport:
     """Upsert the documents and edges of an export into ``store`` (see the module doc)."""
     records = _records(lines)
-    header = next(records, None)
+    _, header = next(records, (0, None))
     if header is None or header.get("format") != FORMAT:
         raise InvalidInput("not a trove export: the first line must be its header")
     if header.get("version") != VERSION:
@@ -190,7 +200,7 @@ def import_jsonl(
     report = TransferReport()
     sink = _Sink(store, header, report)
     originals = OriginalSink(store.backend)
-    batch: list[dict[str, Any]] = []
+    batch: list[tuple[Document, list[ChunkRow], dict[str, Any]]] = []
 
     def flush() -> None:
         if batch:
@@ -199,10 +209,13 @@ def import_jsonl(
                 progress(len(batch))
             batch.clear()
 
-    for record in records:
+    for number, record in records:
         kind = record.get("kind")
         if kind == "document":
-            batch.append(record)
+            try:  # checked before anything of its batch is written
+                batch.append((*import_checks.document(record), record))
+            except InvalidInput as exc:
+                raise InvalidInput(f"line {number} of the export: {exc}") from None
             if len(batch) >= _PAGE:
                 flush()
         elif kind == "edge":
@@ -219,17 +232,27 @@ def import_jsonl(
     return report
 
 
-def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
-    for number, line in enumerate(lines, 1):
+def _records(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    numbered = enumerate(lines, 1)
+    number = 0
+    while True:
+        try:  # a file opened as text decodes as it is read
+            number, line = next(numbered, (0, ""))
+        except UnicodeDecodeError:
+            raise InvalidInput(f"line {number + 1} of the export is not UTF-8 text") from None
+        if not number:
+            return
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except ValueError as exc:
             raise InvalidInput(f"line {number} of the export is not JSON: {exc}") from None
+        except RecursionError:
+            raise InvalidInput(f"line {number} of the export is nested too deeply") from None
         if not isinstance(record, dict):
             raise InvalidInput(f"line {number} of the export is not a JSON object")
-        yield record
+        yield number, record
 
 
 class _Sink:
@@ -275,11 +298,10 @@ class _Sink:
         self.backend.set_meta(_PENDING, json.dumps({"table": table, "dimension": dimension}))
         return table
 
-    def documents(self, records: list[dict[str, Any]]) -> None:
-        docs = [_document(r) for r in records]
-        present = self.backend.get_documents([d.id for d in docs])
+    def documents(self, batch: list[tuple[Document, list[ChunkRow], dict[str, Any]]]) -> None:
+        present = self.backend.get_documents([doc.id for doc, _, _ in batch])
         with self.backend.transaction():
-            for doc, record in zip(docs, records, strict=True):
+            for doc, rows, record in batch:
                 old = present.get(doc.id)
                 if same_copy(old, doc):
                     self.report.unchanged += 1
@@ -289,15 +311,14 @@ class _Sink:
                 ):
                     self.report.kept_newer += 1
                     continue
-                self._write(doc, record)
+                self._write(doc, rows, record)
                 if old is None:
                     self.report.added += 1
                 else:
                     self.report.updated += 1
-        self.report.documents += len(docs)
+        self.report.documents += len(batch)
 
-    def _write(self, doc: Document, record: dict[str, Any]) -> None:
-        rows = [_chunk_row(doc, span) for span in record.get("chunks") or []]
+    def _write(self, doc: Document, rows: list[ChunkRow], record: dict[str, Any]) -> None:
         self.backend.put_document(doc)
         _, ids = self.backend.replace_chunks(doc.id, rows)
         vectors = [_decode(v) for v in record.get("vectors") or []]
@@ -335,61 +356,3 @@ class _Sink:
         # Chunks that came without vectors are embedded here, as a write would have.
         if self.store.has_embedder:
             self.report.embedded = self.store.reembed(missing=True)
-
-
-def _document(record: dict[str, Any]) -> Document:
-    data = record.get("document")
-    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-        raise InvalidInput("a document record needs a document with an id")
-    unknown = set(data) - set(_FIELDS)
-    if unknown:
-        raise InvalidInput(f"unknown document field {', '.join(sorted(unknown))}")
-    text = data.get("text")
-    if not isinstance(text, str):
-        raise InvalidInput(f"document {data['id']}: text must be a string")
-    if hashlib.sha256(text.encode("utf-8")).hexdigest() != data.get("content_hash"):
-        raise InvalidInput(f"document {data['id']}: text does not match its content_hash")
-    _check_types(data)
-    values = dict(data)
-    values["participants"] = tuple(data.get("participants") or ())
-    values["tags"] = tuple(data.get("tags") or ())
-    values["entities"] = tuple(data.get("entities") or ())
-    values["source_turn_ids"] = tuple(data.get("source_turn_ids") or ())
-    values["metadata"] = dict(data.get("metadata") or {})
-    return Document(**values)
-
-
-def _check_types(data: dict[str, Any]) -> None:
-    """What a stored document may hold, checked before anything reaches the backend."""
-    doc_id = data["id"]
-    for name, value in data.items():
-        if name in _TIMES:
-            if value is not None:
-                to_epoch(value, field=f"document {doc_id}: {name}")
-        elif name in ("source_id", "dedupe_key", "canonical_id", "keyword_text", "semantic_text"):
-            ok = value is None or isinstance(value, str)
-        elif name in ("participants", "tags", "entities", "source_turn_ids"):
-            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
-        elif name == "metadata":
-            ok = isinstance(value, dict)
-        elif name in ("importance", "confidence"):
-            ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
-        elif name in ("compression_level", "access_count"):
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        else:
-            ok = isinstance(value, str)
-        if name not in _TIMES and not ok:
-            raise InvalidInput(f"document {doc_id}: {name} has the wrong type ({value!r})")
-    if data.get("scope", "workspace") not in SCOPES:
-        raise InvalidInput(f"document {doc_id}: unknown scope {data.get('scope')!r}")
-
-
-def _chunk_row(doc: Document, span: Any) -> ChunkRow:
-    try:
-        index, start, end, heading = span
-        chunk = Chunk(index=int(index), start=int(start), end=int(end), heading=str(heading))
-    except (TypeError, ValueError):
-        raise InvalidInput(f"document {doc.id}: a chunk is [index, start, end, heading]") from None
-    if not 0 <= chunk.start <= chunk.end <= len(doc.text):
-        raise InvalidInput(f"document {doc.id}: chunk {chunk.index} lies outside its text")
-    return chunk_row(doc, chunk)

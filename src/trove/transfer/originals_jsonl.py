@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import IO, Any
 
 from trove.errors import InvalidInput
-from trove.originals import PIECE
+from trove.originals import PIECE, described
 
 
 def export_originals(backend: Any, doc_ids: Iterable[str], out: IO[str]) -> int:
@@ -64,7 +64,10 @@ class OriginalSink:
         except (KeyError, TypeError, ValueError):
             raise InvalidInput("an original record needs doc_id, size, piece and data") from None
         if piece == 0:
-            self._start(record)
+            name, kind = described(
+                str(record.get("name") or ""), str(record.get("media_type") or "")
+            )
+            self._start({**record, "name": name, "media_type": kind})
         elif self._current is None or self._current["doc_id"] != doc_id:
             raise InvalidInput(f"original of {doc_id}: piece {piece} without its first piece")
         self._spool.write(data)
@@ -97,7 +100,7 @@ class OriginalSink:
                 str(record["sha256"]),
                 int(record["size"]),
                 spool,
-                str(record.get("name") or ""),
-                str(record.get("media_type") or "application/octet-stream"),
+                record["name"],
+                record["media_type"],
             )
         self.count += 1

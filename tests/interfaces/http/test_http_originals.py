@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
@@ -59,3 +61,32 @@ def test_original_follows_the_reading_rules(served: tuple[trove.Store, str]) -> 
     assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
     kb.delete(doc_id)
     assert get(url, f"/v1/items/{doc_id}/original").status_code == 404
+
+
+@pytest.mark.parametrize("kind", ["text/h中ml", "text/plain\x00", "text/html\r\nSet-Cookie: x=1"])
+def test_an_odd_media_type_is_refused_on_the_way_in(
+    served: tuple[trove.Store, str], kind: str
+) -> None:
+    kb, _ = served
+    with pytest.raises(trove.InvalidInput, match="is not a media type"):
+        kb.add("odd", namespace="ana", original=b"x", original_name="x.bin", media_type=kind)
+
+
+@pytest.mark.parametrize("kind", ["text/h中ml", "text/plain\x00", "text/html\r\nSet-Cookie: x=1"])
+def test_an_odd_stored_original_is_served_safely(
+    served: tuple[trove.Store, str], kind: str
+) -> None:
+    # A store written before media types and names were checked may hold anything.
+    kb, url = served
+    doc_id = kb.add("odd", namespace="ana")
+    name = 'a\r\nSet-Cookie: x=1\x00"中.txt'
+    kb.backend.put_original(
+        doc_id, hashlib.sha256(b"x").hexdigest(), 1, io.BytesIO(b"x"), name, kind
+    )
+    response = get(url, f"/v1/items/{doc_id}/original")
+    assert response.status_code == 200 and response.content == b"x"
+    assert response.headers["content-type"] == "application/octet-stream"
+    assert "set-cookie" not in response.headers
+    disposition = response.headers["content-disposition"]
+    assert disposition.startswith('attachment; filename="a__Set-Cookie: x=1___.txt"')
+    assert "filename*=UTF-8''a%0D%0ASet-Cookie%3A%20x%3D1%00%22%E4%B8%AD.txt" in disposition

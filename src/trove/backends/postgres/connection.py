@@ -152,6 +152,21 @@ class Connected:
             finally:
                 self._local.conn = None
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that all see one state of the store (an export): this thread's reads run
+        in one REPEATABLE READ, READ ONLY transaction. Inside a write, the write's own."""
+        if getattr(self._local, "conn", None) is not None:
+            yield
+            return
+        with self._errors(), self.pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self._local.conn = conn
+            try:
+                yield
+            finally:
+                self._local.conn = None
+
     def read_with(
         self, settings: Mapping[str, str], query: Any, params: Any = ()
     ) -> list[tuple[Any, ...]]:

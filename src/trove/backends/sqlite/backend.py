@@ -127,6 +127,24 @@ class SQLiteBackend(
         self.warm_vectors()
 
     @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that all see one state of the file (an export): one read transaction.
+        Other processes write on (WAL keeps the snapshot); this process's other threads
+        wait for the connection meanwhile, as they would for a statement. Read only:
+        inside a write transaction the reads already see one state."""
+        with self.conn.lock:
+            if self._depth:
+                yield
+                return
+            self.conn.execute("BEGIN")  # deferred: the snapshot starts at the first read
+            try:
+                self.conn.execute("SELECT count(*) FROM meta")
+                yield
+            finally:
+                if not self.conn.raw.getautocommit():
+                    self.conn.execute("COMMIT")
+
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic write; nests (inner blocks join the outer transaction)."""
         if self.conn.read_only:

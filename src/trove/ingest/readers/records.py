@@ -83,6 +83,9 @@ def read_jsonl(
         except Unreadable as exc:  # NUL bytes or bad UTF-8 on this line
             yield RecordError(where, str(exc))
             continue
+        except RecursionError:  # one bad line must not stop the file, nor the folder
+            yield RecordError(where, "JSON nested too deeply to read")
+            continue
         yield record(value, paths, keys, where)
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from fastapi import FastAPI
 from fastapi.responses import StreamingResponse
 
-from trove.interfaces.downloads import headers
+from trove.interfaces.downloads import headers, media_type
 from trove.interfaces.http import models as out
 from trove.interfaces.http.auth import Auth
 from trove.interfaces.workspaces import Workspaces
@@ -36,4 +36,4 @@ def add_original_route(app: FastAPI, workspaces: Workspaces) -> None:
             with workspaces.read(who.rights, who.session) as ws:  # the store stays open meanwhile
                 yield from ws.original_pieces(doc_id)
 
-        return StreamingResponse(body(), media_type=info.media_type, headers=headers(info))
+        return StreamingResponse(body(), media_type=media_type(info), headers=headers(info))

@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from trove.errors import NotFound, TroveError
 from trove.interfaces.codes import error_code
 from trove.interfaces.config import Rights, ServerConfig
-from trove.interfaces.downloads import headers
+from trove.interfaces.downloads import headers, media_type
 from trove.interfaces.web import search_page
 from trove.interfaces.web.forms import FIELD, FormTokens, form_fields
 from trove.interfaces.web.views import CSP, asset, fields, markdown, render
@@ -157,7 +157,7 @@ class Pages:
             with self.workspaces.read(who) as ws:
                 yield from ws.original_pieces(doc_id)
 
-        return StreamingResponse(body(), media_type=info.media_type, headers=headers(info))
+        return StreamingResponse(body(), media_type=media_type(info), headers=headers(info))
 
     def browse(self, request: Request, who: Rights, common: dict[str, Any]) -> Response:
         query = request.query_params

@@ -22,6 +22,11 @@ from trove.errors import InvalidInput
 if TYPE_CHECKING:
     from trove.store import Store
 
+# Every ZIP archive starts so (a local file header); exports often come zipped.
+_ZIP = b"PK\x03\x04"
+# How much of a file's first line tells its format (an export's header is short).
+_HEAD_BYTES = 1 << 20
+
 
 @dataclass
 class Imported:
@@ -70,8 +75,9 @@ def run_importer(
         raise InvalidInput(f"unknown import format {kind!r}; use one of: {', '.join(readers)}")
     try:
         found = readers[kind](Path(path))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        # A file of the right kind with a value of the wrong shape somewhere inside.
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+        # A file of the right kind with a value of the wrong shape somewhere inside (or
+        # nested deeper than Python follows).
         raise InvalidInput(
             f"{path}: not a valid {kind} export ({type(exc).__name__}: {exc})"
         ) from None
@@ -120,11 +126,16 @@ def detect(path: Path) -> str:
         if (path / "channels.json").is_file() or (path / "users.json").is_file():
             return "slack"
         raise InvalidInput(f"{path} is a folder but not a Slack export (no channels.json)")
-    with path.open(encoding="utf-8-sig") as stream:
-        first = stream.readline()
+    with path.open("rb") as stream:
+        first = stream.readline(_HEAD_BYTES)
+    if first.startswith(_ZIP):
+        raise InvalidInput(
+            f"{path} is a ZIP archive: unzip it and import the folder (Slack) or the "
+            "conversations.json inside"
+        )
     try:
-        head = json.loads(first)
-    except ValueError:
+        head = json.loads(first.decode("utf-8-sig"))
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep
         head = None
     if isinstance(head, dict):
         if head.get("format") == "trove-export":
@@ -145,6 +156,8 @@ def load_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError) as exc:
         raise InvalidInput(f"{path}: not readable JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidInput(f"{path}: JSON nested too deeply to read") from None
 
 
 def texts(parts: Iterable[Any]) -> str:

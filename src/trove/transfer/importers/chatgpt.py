@@ -39,8 +39,13 @@ def _branch(conversation: dict[str, Any]) -> list[dict[str, Any]]:
         # No current node: follow the newest child from the root.
         roots = [n for n, node in mapping.items() if node.get("parent") not in mapping]
         node_id = roots[0] if roots else None
-        while node_id is not None and mapping[node_id].get("children"):
-            node_id = mapping[node_id]["children"][-1]
+        walked: set[str] = set()  # a cycle of children ends before it comes back
+        while node_id in mapping and mapping[node_id].get("children"):
+            walked.add(node_id)
+            child = mapping[node_id]["children"][-1]
+            if child in walked:
+                break
+            node_id = child
     path: list[dict[str, Any]] = []
     seen: set[str] = set()
     while node_id in mapping and node_id not in seen:

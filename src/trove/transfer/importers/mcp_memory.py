@@ -29,7 +29,7 @@ def read_mcp_memory(path: Path) -> Imported:
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep
             raise InvalidInput(f"{path}: line {number} is not JSON") from None
         kind = record.get("type") if isinstance(record, dict) else None
         if kind == "entity" and isinstance(record.get("name"), str):

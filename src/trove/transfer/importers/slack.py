@@ -34,14 +34,28 @@ def read_slack(path: Path) -> Imported:
             continue
         for channel in load_json(path / listing):
             name = str(channel.get("name") or channel.get("id") or "")
-            folder = path / name
+            folder = _inside(path, name)
             if not name or not folder.is_dir():
                 continue
             found.conversations += 1
             for day in sorted(folder.glob("*.json")):
-                for message in load_json(day):
+                for message in load_json(_inside(path, f"{name}/{day.name}")):
                     _message(found, users, channel, message)
     return found
+
+
+def _inside(export: Path, rel: str) -> Path:
+    """``export / rel``, refused when the export's lists name a place outside it
+    (``../x``, an absolute path, a link that leads elsewhere)."""
+    target = export / rel
+    parts = Path(rel).parts
+    if (
+        Path(rel).is_absolute()
+        or ".." in parts
+        or not target.resolve().is_relative_to(export.resolve())
+    ):
+        raise InvalidInput(f"{export}: {rel!r} is not a channel folder inside the export")
+    return target
 
 
 def _users(path: Path) -> dict[str, str]:
