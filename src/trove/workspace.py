@@ -124,6 +124,11 @@ class Workspace:
     def stats(self) -> Stats:
         return self.store.stats(namespace=self.namespace, session=self.reader_session)
 
+    def sees(self, event: Mapping[str, Any]) -> bool:
+        """Whether a change event (:mod:`trove.events`) is about an item this workspace
+        can see: the same rule as for documents, read from the event's fields."""
+        return self._sees(event["namespace"], event["scope"], event.get("session_id"))
+
     # --- writing ----------------------------------------------------------------------
 
     def add(self, text: str, **fields: Any) -> str:
@@ -219,11 +224,14 @@ class Workspace:
     # --- rules ------------------------------------------------------------------------
 
     def _visible(self, doc: Document) -> bool:
-        if doc.scope == "global":
+        return self._sees(doc.namespace, doc.scope, doc.session_id)
+
+    def _sees(self, namespace: str, scope: str, session_id: str | None) -> bool:
+        if scope == "global":
             return True
-        if doc.namespace != self.namespace:
+        if namespace != self.namespace:
             return False
-        return doc.scope != "session" or doc.session_id == self.reader_session
+        return scope != "session" or session_id == self.reader_session
 
     def _require(self, doc_id: str) -> Document:
         doc = self.store.peek(doc_id)
