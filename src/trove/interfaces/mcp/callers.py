@@ -22,6 +22,8 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from trove.errors import TroveError
 from trove.interfaces.codes import error_code
@@ -96,12 +98,21 @@ def _headers(request: Any) -> Mapping[str, str] | None:
 
 
 class CallerServer(StrictServer):
-    """Keeps each resource read and prompt's request where :class:`Callers` finds it."""
+    """Keeps each resource read and prompt's request where :class:`Callers` finds it.
+
+    A resource or prompt refuses with :class:`ToolError` (``code: message``, as a tool
+    does); the client gets that message as an invalid-params error, not the SDK's
+    "Error rendering prompt" with a logged traceback."""
 
     async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
         token = _REQUEST.set(context)
         try:
             return await super().read_resource(uri, context)
+        except Exception as exc:
+            refusal = _refusal(exc)
+            if refusal is None:
+                raise
+            raise refusal from None
         finally:
             _REQUEST.reset(token)
 
@@ -111,5 +122,17 @@ class CallerServer(StrictServer):
         token = _REQUEST.set(context)
         try:
             return await super().get_prompt(name, arguments, context)
+        except Exception as exc:
+            refusal = _refusal(exc)
+            if refusal is None:
+                raise
+            raise refusal from None
         finally:
             _REQUEST.reset(token)
+
+
+def _refusal(exc: BaseException | None) -> MCPError | None:
+    """The ToolError behind ``exc`` (the SDK wraps it), as the client should see it."""
+    while exc is not None and not isinstance(exc, ToolError):
+        exc = exc.__cause__
+    return None if exc is None else MCPError(INVALID_PARAMS, str(exc))

@@ -21,6 +21,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -182,5 +183,5 @@ def add_resources(server: MCPServer, callers: Callers) -> None:
         with callers.open() as ws:
             doc = ws.get(id)
         if doc is None:
-            raise ValueError(f"no item with id {id!r}")
+            raise ToolError(f"not_found: no item with id {id!r}")
         return json.dumps({"id": doc.id, "title": doc.title, "text": doc.text})

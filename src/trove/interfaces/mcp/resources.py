@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from trove.interfaces.mcp import format as reply
 from trove.interfaces.mcp.callers import Callers
@@ -27,7 +28,7 @@ def add_more_resources(server: MCPServer, callers: Callers) -> None:
         with callers.open() as ws:
             doc = ws.get(id)
         if doc is None:
-            raise ValueError(f"not_found: no item with id {id!r}")
+            raise ToolError(f"not_found: no item with id {id!r}")
         return json.dumps(reply.document(doc))
 
     @server.resource(
