@@ -95,7 +95,10 @@ def mcp_client(url: str, token: str) -> Iterator[McpClient]:
 
     @asynccontextmanager
     async def streams() -> AsyncIterator[Any]:
-        auth = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+        # The MCP transports' own timeouts (a 300 s read: the server holds its stream of
+        # notifications open); httpx's 5 s would drop it after a quiet spell.
+        timeout = httpx2.Timeout(30.0, read=300.0)
+        auth = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=timeout)
         async with auth, streamable_http_client(url, http_client=auth) as opened:
             yield opened
 
