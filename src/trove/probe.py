@@ -3,7 +3,10 @@ the store's contracts hold?
 
 Pairs are the ``trove eval --pairs`` format (``{"query": ..., "expected_doc": ...}``;
 ``expected_doc`` is a document id or ``source_id``), given inline or kept in the store
-per namespace (:func:`save_pairs`). Recall@1/5/10 is measured through the caller's own
+by a workspace (:func:`save_pairs`): a caller without a session keeps the namespace's
+pairs, a caller with one keeps its session's own, which no other session and no
+session-less caller gets back (a session without pairs of its own probes the
+namespace's). Recall@1/5/10 is measured through the caller's own
 workspace, so it sees what the caller sees. The contract checks (isolation, dedupe-key
 upsert, tombstone, TTL) run on a scratch in-memory store, never on the caller's data.
 """
@@ -16,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from trove.errors import InvalidInput
+from trove.errors import Forbidden, InvalidInput
 
 if TYPE_CHECKING:
     from trove.store import Store
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
 KS = (1, 5, 10)
 MAX_PAIRS = 200
 _KEY = "probe.pairs:"
+# A session's pairs: a key no namespace's can equal (namespace and session as JSON).
+_SESSION_KEY = "probe.session-pairs:"
 
 
 @dataclass
@@ -60,22 +65,36 @@ def check_pairs(pairs: Any) -> list[tuple[str, str]]:
     return checked
 
 
-def save_pairs(store: Store, namespace: str, pairs: Any) -> int:
-    """Keep ``pairs`` in the store for ``namespace``'s probes; returns how many."""
+def save_pairs(ws: Workspace, pairs: Any) -> int:
+    """Keep ``pairs`` for this workspace's probes (its session's, or without a session
+    its namespace's); returns how many."""
+    if not ws.allow_write:
+        raise Forbidden("saving probe pairs is a write; this caller may not write")
     checked = check_pairs(pairs)
     rows = [{"query": q, "expected_doc": e} for q, e in checked]
-    store.backend.set_meta(_KEY + namespace, json.dumps(rows, ensure_ascii=False))
+    ws.store.backend.set_meta(_key(ws.namespace, ws.session), json.dumps(rows, ensure_ascii=False))
     return len(rows)
 
 
-def stored_pairs(store: Store, namespace: str) -> list[tuple[str, str]]:
-    raw = store.backend.get_meta(_KEY + namespace)
+def stored_pairs(ws: Workspace) -> list[tuple[str, str]]:
+    """The pairs kept for this workspace: its session's own, else its namespace's."""
+    raw = None
+    if ws.session:
+        raw = ws.store.backend.get_meta(_key(ws.namespace, ws.session))
+    if raw is None:
+        raw = ws.store.backend.get_meta(_key(ws.namespace, None))
     return check_pairs(json.loads(raw)) if raw else []
 
 
+def _key(namespace: str, session: str | None) -> str:
+    if not session:
+        return _KEY + namespace
+    return _SESSION_KEY + json.dumps([namespace, session], ensure_ascii=False)
+
+
 def probe(ws: Workspace, pairs: Any = None) -> ProbeReport:
-    """Recall of ``pairs`` (default: the namespace's stored ones) and the contract checks."""
-    chosen = check_pairs(pairs) if pairs is not None else stored_pairs(ws.store, ws.namespace)
+    """Recall of ``pairs`` (default: the workspace's stored ones) and the contract checks."""
+    chosen = check_pairs(pairs) if pairs is not None else stored_pairs(ws)
     ranks = []
     misses = []
     for query, expected in chosen:

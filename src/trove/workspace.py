@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from trove.errors import Forbidden, InvalidInput, NotFound
 from trove.hits import Hit
 from trove.ingest.ownership import owning_file
 from trove.limits import check_content
+from trove.memory.clusters import Cluster
 from trove.memory.upsert import Prepared
 from trove.models import Document, Edge, Page, Stats
 from trove.originals import Original, OriginalInfo
@@ -144,6 +146,33 @@ class Workspace:
     def stats(self) -> Stats:
         return self.store.stats(namespace=self.namespace, session=self.reader_session)
 
+    def sees(self, event: Mapping[str, Any]) -> bool:
+        """Whether a change event (:mod:`trove.events`) is about an item this workspace
+        can see: the same rule as for documents, read from the event's fields."""
+        return self._sees(event["namespace"], event["scope"], event.get("session_id"))
+
+    # --- clusters: the namespace's, showing only the members this workspace can see ----
+
+    def clusters(self) -> builtins.list[Cluster]:
+        return [self.shown(c) for c in self.store.clusters.list(self.namespace)]
+
+    def cluster(self, cluster_id: str) -> Cluster:
+        """The cluster if it is this namespace's; otherwise NotFound, as if absent."""
+        try:
+            cluster = self.store.clusters.get(cluster_id)
+        except NotFound:
+            cluster = None
+        if cluster is None or cluster.namespace != self.namespace:
+            raise NotFound(f"no cluster with id {cluster_id!r}")
+        return self.shown(cluster)
+
+    def shown(self, cluster: Cluster) -> Cluster:
+        """``cluster`` as this workspace may see it: another session's private members
+        are left out (a cluster is the namespace's, its members need not be)."""
+        docs = [self.store.backend.get_document(m, with_text=False) for m in cluster.members]
+        members = [m for m, d in zip(cluster.members, docs, strict=True) if d and self._visible(d)]
+        return replace(cluster, members=tuple(members))
+
     # --- writing ----------------------------------------------------------------------
 
     def add(self, text: str, **fields: Any) -> str:
@@ -259,11 +288,14 @@ class Workspace:
     # --- rules ------------------------------------------------------------------------
 
     def _visible(self, doc: Document) -> bool:
-        if doc.scope == "global":
+        return self._sees(doc.namespace, doc.scope, doc.session_id)
+
+    def _sees(self, namespace: str, scope: str, session_id: str | None) -> bool:
+        if scope == "global":
             return True
-        if doc.namespace != self.namespace:
+        if namespace != self.namespace:
             return False
-        return doc.scope != "session" or doc.session_id == self.reader_session
+        return scope != "session" or session_id == self.reader_session
 
     def _require(self, doc_id: str) -> Document:
         doc = self.store.peek(doc_id)

@@ -2,6 +2,8 @@
 
 A caller sees and changes only the clusters of its own namespace (another namespace's
 cluster is NotFound, as an absent one is), and members must be documents it can see.
+Every cluster returned is the caller's view of it (:meth:`Workspace.shown`): members
+private to another session are left out.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from trove.errors import Forbidden, InvalidInput, NotFound
-from trove.memory.clusters import Cluster
 from trove.workspace import Workspace
 
 ACTIONS = ("create", "get", "list", "update", "decide", "add", "remove", "delete")
@@ -31,7 +32,7 @@ def run(
     """One cluster operation; returns the cluster (or the list, or what was deleted)."""
     clusters = ws.store.clusters
     if action == "list":
-        return {"clusters": [c.to_dict() for c in clusters.list(ws.namespace)]}
+        return {"clusters": [c.to_dict() for c in ws.clusters()]}
     if action == "create":
         _writable(ws)
         for doc_id in ids or ():
@@ -43,40 +44,32 @@ def run(
             key_entities=key_entities or (),
             members=ids or (),
         )
-        return made.to_dict()
+        return ws.shown(made).to_dict()
     if action not in ACTIONS:
         raise InvalidInput(f"unknown cluster action {action!r}; use {', '.join(ACTIONS)}")
-    cluster = _own(ws, cluster_id)
+    if not cluster_id:
+        raise InvalidInput("this cluster action needs a cluster id")
+    cluster = ws.cluster(cluster_id)
     if action == "get":
         return cluster.to_dict()
     _writable(ws)
     if action == "update":
-        return clusters.update(cluster.id, summary=summary, key_entities=key_entities).to_dict()
+        updated = clusters.update(cluster.id, summary=summary, key_entities=key_entities)
+        return ws.shown(updated).to_dict()
     if action == "decide":
         tier = ws.author_tier
-        return clusters.append_decision(
+        decided = clusters.append_decision(
             cluster.id, decision or "", author=author, author_tier=tier
-        ).to_dict()
+        )
+        return ws.shown(decided).to_dict()
     if action in ("add", "remove"):
         for doc_id in ids or ():
             _visible(ws, doc_id)
         change = clusters.add if action == "add" else clusters.remove
-        return change(cluster.id, ids or ()).to_dict()
+        return ws.shown(change(cluster.id, ids or ())).to_dict()
     if not ws.allow_delete:
         raise Forbidden("deletes are not allowed for this caller")
     return {"id": cluster.id, "deleted": clusters.delete(cluster.id)}
-
-
-def _own(ws: Workspace, cluster_id: str | None) -> Cluster:
-    if not cluster_id:
-        raise InvalidInput("this cluster action needs a cluster id")
-    try:
-        cluster = ws.store.clusters.get(cluster_id)
-    except NotFound:
-        cluster = None
-    if cluster is None or cluster.namespace != ws.namespace:
-        raise NotFound(f"no cluster with id {cluster_id!r}")
-    return cluster
 
 
 def _visible(ws: Workspace, doc_id: str) -> None:

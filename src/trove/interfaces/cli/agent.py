@@ -115,9 +115,10 @@ def probe_command(
         except OSError as exc:
             raise click.ClickException(f"cannot read {pairs_file}: {exc.strerror}") from None
     with open_store(ctx) as kb:
+        ws = kb.workspace(namespace)
         if save and pairs is not None:
-            save_pairs(kb, namespace, pairs)
-        report = probe(kb.workspace(namespace), pairs)
+            save_pairs(ws, pairs)
+        report = probe(ws, pairs)
     if as_json:
         emit(report.to_dict())
     else:

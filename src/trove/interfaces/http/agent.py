@@ -8,7 +8,6 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
-from trove.errors import Forbidden
 from trove.interfaces.workspaces import Workspaces
 from trove.probe import MAX_PAIRS, probe, save_pairs
 
@@ -24,7 +23,11 @@ class ProbeBody(BaseModel):
         max_length=MAX_PAIRS,
         description="Inline pairs (the `trove eval --pairs` format); default: the stored ones.",
     )
-    save: bool = Field(False, description="Keep these pairs as the namespace's probe pairs.")
+    save: bool = Field(
+        False,
+        description="Keep these pairs for later probes: your session's own (with a "
+        "session), else the namespace's.",
+    )
 
 
 def add_probe_route(app: FastAPI, workspaces: Workspaces, auth: Any) -> None:
@@ -35,8 +38,6 @@ def add_probe_route(app: FastAPI, workspaces: Workspaces, auth: Any) -> None:
         pairs = None if body.pairs is None else [p.model_dump() for p in body.pairs]
         if body.save and pairs is not None:
             with workspaces.write(who.rights, who.session) as ws:
-                if not ws.allow_write:
-                    raise Forbidden("saving probe pairs is a write; this caller may not write")
-                save_pairs(ws.store, ws.namespace, pairs)
+                save_pairs(ws, pairs)
         with workspaces.read(who.rights, who.session) as ws:
             return probe(ws, pairs).to_dict()

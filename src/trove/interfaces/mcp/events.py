@@ -3,10 +3,10 @@
 ``trove://knowledge`` is the workspace (read: its counts); ``trove://items/{id}`` one
 item. A client subscribed to either (``resources/subscribe`` up to MCP 2025-11-25, or
 ``subscriptions/listen`` from 2026-07-28) hears ``notifications/resources/updated``
-after each committed change in the server's workspace, from this process or any other
+after each committed change in its own workspace, from this process or any other
 writing the same file (:mod:`trove.live`).
-Notifications follow the server's own workspace (its top-level namespace and session),
-the one a stdio client works in.
+Each subscriber hears what its caller's workspace sees (:class:`.callers.Callers`, as
+for the tools: over HTTP its token's namespace and its session), nothing else.
 """
 
 # No `from __future__ import annotations`: the SDK reads resource signatures at runtime.
@@ -17,15 +17,22 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.mcpserver import MCPServer
-from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourceUpdated,
+    ServerEvent,
+)
 
-from trove.interfaces.config import ServerConfig
-from trove.interfaces.workspaces import Workspaces
+from trove.interfaces.mcp.callers import Callers
 from trove.live import EventFeed
 from trove.store import Store
+from trove.workspace import Workspace
 
 KNOWLEDGE_URI = "trove://knowledge"
 CHANGE_KINDS = ("written", "updated", "deleted", "restored", "purged")
@@ -37,15 +44,22 @@ def item_uri(doc_id: str) -> str:
     return f"trove://items/{doc_id}"
 
 
+Listener = Callable[[ServerEvent], None]
+
+
 class Subscribers:
-    """Sessions subscribed with ``resources/subscribe`` (MCP up to 2025-11-25), by URI.
+    """Who listens for which changes, each with its caller's workspace.
 
-    Newer clients listen through the SDK's subscription bus instead; both hear the same
-    updates."""
+    Sessions subscribed with ``resources/subscribe`` (MCP up to 2025-11-25) are kept by
+    URI; newer clients' ``subscriptions/listen`` streams are served here too (not by the
+    SDK's own handler, which would tell every stream of every change)."""
 
-    def __init__(self) -> None:
+    def __init__(self, callers: Callers) -> None:
+        self.callers = callers
+        # The SDK's bus, for the server's constructor: nothing is published on it.
         self.bus = InMemorySubscriptionBus()
-        self.sessions: dict[str, list[Any]] = {}
+        self.sessions: dict[str, list[tuple[Any, Workspace]]] = {}
+        self.listeners: dict[object, tuple[Workspace, Listener]] = {}
 
     def install(self, server: MCPServer) -> None:
         # MCPServer serves only subscriptions/listen; the SDK's lowlevel server is where
@@ -57,38 +71,71 @@ class Subscribers:
         lowlevel.add_request_handler(
             "resources/unsubscribe", types.UnsubscribeRequestParams, self._unsubscribe
         )
+        lowlevel.add_request_handler(
+            "subscriptions/listen", types.SubscriptionsListenRequestParams, self._listen
+        )
 
     async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> Any:
         sessions = self.sessions.setdefault(str(params.uri), [])
-        if ctx.session not in sessions:
-            sessions.append(ctx.session)
+        if all(session is not ctx.session for session, _ in sessions):
+            sessions.append((ctx.session, self.callers.view(ctx)))
         return types.EmptyResult()
 
     async def _unsubscribe(self, ctx: Any, params: types.UnsubscribeRequestParams) -> Any:
         sessions = self.sessions.get(str(params.uri), [])
-        if ctx.session in sessions:
-            sessions.remove(ctx.session)
+        sessions[:] = [(s, view) for s, view in sessions if s is not ctx.session]
         return types.EmptyResult()
 
-    async def updated(self, uri: str) -> None:
-        await self.bus.publish(ResourceUpdated(uri=uri))
-        for session in list(self.sessions.get(uri, ())):
-            try:
-                await session.send_resource_updated(uri)
-            except Exception:  # a closed session: forget it
-                self.sessions[uri].remove(session)
+    async def _listen(self, ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
+        return await ListenHandler(_Seen(self, self.callers.view(ctx)))(ctx, params)
+
+    async def changed(self, batch: list[dict[str, Any]]) -> None:
+        """Tell each subscriber of the changed items (then the workspace) its caller sees."""
+        for view, deliver in list(self.listeners.values()):
+            for uri in _uris(view, batch):
+                deliver(ResourceUpdated(uri=uri))
+        await anyio.lowlevel.checkpoint()
+        for uri in _uris(None, batch):
+            sessions = self.sessions.get(uri, [])
+            for session, view in list(sessions):
+                if uri not in _uris(view, batch):
+                    continue
+                try:
+                    await session.send_resource_updated(uri)
+                except Exception:  # a closed session: forget it
+                    sessions.remove((session, view))
+
+
+def _uris(view: Workspace | None, batch: list[dict[str, Any]]) -> list[str]:
+    """The changed items' URIs, then the workspace's, that ``view`` sees (None: all)."""
+    seen = [item_uri(e["id"]) for e in batch if view is None or view.sees(e)]
+    return [*dict.fromkeys(seen), KNOWLEDGE_URI] if seen else []
+
+
+class _Seen:
+    """One listen stream's bus: it hears what its caller's workspace sees."""
+
+    def __init__(self, subscribers: Subscribers, view: Workspace) -> None:
+        self.subscribers = subscribers
+        self.view = view
+
+    async def publish(self, event: ServerEvent) -> None:  # pragma: no cover - unused
+        raise NotImplementedError("changes are published through Subscribers.changed")
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        key = object()
+        self.subscribers.listeners[key] = (self.view, listener)
+        return lambda: self.subscribers.listeners.pop(key, None) and None
 
 
 def publishing(
-    store: Store, config: ServerConfig, subscribers: Subscribers
+    store: Store, subscribers: Subscribers
 ) -> Callable[[Any], AbstractAsyncContextManager[dict[str, Any]]]:
-    """A server lifespan that publishes the workspace's changes while the server runs."""
+    """A server lifespan that publishes the store's changes while the server runs."""
 
     @asynccontextmanager
     async def lifespan(server: Any) -> AsyncIterator[dict[str, Any]]:
-        feed = EventFeed(
-            store, CHANGE_KINDS, namespace=config.rights.namespace, session=config.rights.session
-        )
+        feed = EventFeed(store, CHANGE_KINDS)  # all of them: each subscriber's are chosen
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(_publish, feed, subscribers)
@@ -103,14 +150,11 @@ def publishing(
 async def _publish(feed: EventFeed, subscribers: Subscribers) -> None:
     while True:
         batch = await anyio.to_thread.run_sync(feed.wait, _WAIT_SECONDS, abandon_on_cancel=True)
-        if not batch:
-            continue
-        for uri in dict.fromkeys([item_uri(e["id"]) for e in batch]):
-            await subscribers.updated(uri)
-        await subscribers.updated(KNOWLEDGE_URI)
+        if batch:
+            await subscribers.changed(batch)
 
 
-def add_resources(server: MCPServer, workspaces: Workspaces, config: ServerConfig) -> None:
+def add_resources(server: MCPServer, callers: Callers) -> None:
     @server.resource(
         KNOWLEDGE_URI,
         name="knowledge",
@@ -119,7 +163,7 @@ def add_resources(server: MCPServer, workspaces: Workspaces, config: ServerConfi
         mime_type="application/json",
     )
     def knowledge() -> str:
-        with workspaces.read(config.rights) as ws:
+        with callers.open() as ws:
             stats = ws.stats()
         return json.dumps(
             {
@@ -136,8 +180,8 @@ def add_resources(server: MCPServer, workspaces: Workspaces, config: ServerConfi
         mime_type="application/json",
     )
     def item(id: str) -> str:
-        with workspaces.read(config.rights) as ws:
+        with callers.open() as ws:
             doc = ws.get(id)
         if doc is None:
-            raise ValueError(f"no item with id {id!r}")
+            raise ToolError(f"not_found: no item with id {id!r}")
         return json.dumps({"id": doc.id, "title": doc.title, "text": doc.text})

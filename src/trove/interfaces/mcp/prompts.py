@@ -8,8 +8,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from trove.interfaces.config import ServerConfig
-from trove.interfaces.workspaces import Workspaces
+from trove.interfaces.mcp.callers import Callers
 from trove.models import Document
 
 # summarise_thread reads at most this many of the newest items to find the thread's.
@@ -18,7 +17,7 @@ THREAD_ITEMS = 50
 PROMPT_RESULTS = 8
 
 
-def add_prompts(server: MCPServer, workspaces: Workspaces, config: ServerConfig) -> None:
+def add_prompts(server: MCPServer, callers: Callers) -> None:
     @server.prompt(
         name="what_do_we_know",
         title="What do we know about…",
@@ -26,7 +25,7 @@ def add_prompts(server: MCPServer, workspaces: Workspaces, config: ServerConfig)
         "citing item ids.",
     )
     def what_do_we_know(topic: str) -> str:
-        with workspaces.read(config.rights) as ws:
+        with callers.open() as ws:
             hits = ws.search(topic, limit=PROMPT_RESULTS, with_text=True)
         found = "\n\n".join(
             f"[{hit.doc_id}] {hit.title or '(untitled)'} (score {hit.score:.2f})\n"
@@ -47,7 +46,7 @@ def add_prompts(server: MCPServer, workspaces: Workspaces, config: ServerConfig)
         "in it); its messages are included oldest first.",
     )
     def summarise_thread(thread: str) -> str:
-        with workspaces.read(config.rights) as ws:
+        with callers.open() as ws:
             messages = _thread(ws, thread)
         if not messages:
             raise ToolError(f"not_found: no thread {thread!r} in this workspace")

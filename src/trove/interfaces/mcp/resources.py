@@ -8,16 +8,16 @@ import json
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
-from trove.interfaces.config import ServerConfig
 from trove.interfaces.mcp import format as reply
-from trove.interfaces.workspaces import Workspaces
+from trove.interfaces.mcp.callers import Callers
 from trove.models import Document
 
 RECENT_ITEMS = 20
 
 
-def add_more_resources(server: MCPServer, workspaces: Workspaces, config: ServerConfig) -> None:
+def add_more_resources(server: MCPServer, callers: Callers) -> None:
     @server.resource(
         "trove://documents/{id}",
         name="document",
@@ -25,10 +25,10 @@ def add_more_resources(server: MCPServer, workspaces: Workspaces, config: Server
         mime_type="application/json",
     )
     def document(id: str) -> str:
-        with workspaces.read(config.rights) as ws:
+        with callers.open() as ws:
             doc = ws.get(id)
         if doc is None:
-            raise ValueError(f"not_found: no item with id {id!r}")
+            raise ToolError(f"not_found: no item with id {id!r}")
         return json.dumps(reply.document(doc))
 
     @server.resource(
@@ -38,7 +38,7 @@ def add_more_resources(server: MCPServer, workspaces: Workspaces, config: Server
         mime_type="application/json",
     )
     def stats() -> str:
-        with workspaces.read(config.rights) as ws:
+        with callers.open() as ws:
             return json.dumps(reply.workspace_stats(ws))
 
     @server.resource(
@@ -48,7 +48,7 @@ def add_more_resources(server: MCPServer, workspaces: Workspaces, config: Server
         mime_type="application/json",
     )
     def recent() -> str:
-        with workspaces.read(config.rights) as ws:
+        with callers.open() as ws:
             page = ws.list(limit=RECENT_ITEMS)
         return json.dumps({"items": [_line(doc) for doc in page.items]})
 

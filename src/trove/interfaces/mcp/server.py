@@ -6,6 +6,7 @@ prompts, over stdio or streamable HTTP (behind :class:`RequireToken`)."""
 from collections.abc import Callable
 from typing import Any
 
+from trove import __version__
 from trove.errors import MissingDependency
 from trove.interfaces.config import ServerConfig, bearer_token
 from trove.store import Store
@@ -19,11 +20,12 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise MissingDependency(exc.name or "mcp", "mcp", "trove mcp") from None
 
+from trove.interfaces.mcp.callers import CallerServer
 from trove.interfaces.mcp.events import Subscribers, add_resources, publishing
 from trove.interfaces.mcp.more_tools import more_tools
 from trove.interfaces.mcp.prompts import add_prompts
 from trove.interfaces.mcp.resources import add_more_resources
-from trove.interfaces.mcp.schema import READ_ONLY, StrictServer, changing, strict_tool
+from trove.interfaces.mcp.schema import READ_ONLY, changing, strict_tool
 from trove.interfaces.mcp.tools import KnowledgeTools
 
 INSTRUCTIONS = """\
@@ -32,7 +34,7 @@ answering questions about past decisions, preferences, people or projects \
 (knowledge_search), and save what will matter later as self-contained notes \
 (knowledge_write; use a dedupe_key for facts that change, so they are updated rather \
 than duplicated). The workspace is fixed by the server: you see only its items, items \
-of your own session, and global items."""
+of your own session, and global items; so do its resources, prompts and notifications."""
 
 
 def create_server(store: Store, config: ServerConfig) -> MCPServer:
@@ -60,18 +62,19 @@ def create_server(store: Store, config: ServerConfig) -> MCPServer:
     if rights.allow_delete:
         offered.append((tools.knowledge_delete, "Delete an item", changing(destructive=True)))
     offered += more_tools(tools, config)
-    subscribers = Subscribers()
-    server = StrictServer(
+    subscribers = Subscribers(tools.callers)
+    server = CallerServer(
         name="trove",
+        version=__version__,
         instructions=INSTRUCTIONS,
         tools=[strict_tool(fn, title, annotations) for fn, title, annotations in offered],
         subscriptions=subscribers.bus,
-        lifespan=publishing(store, config, subscribers),
+        lifespan=publishing(store, subscribers),
     )
     subscribers.install(server)
-    add_resources(server, tools.workspaces, config)
-    add_more_resources(server, tools.workspaces, config)
-    add_prompts(server, tools.workspaces, config)
+    add_resources(server, tools.callers)
+    add_more_resources(server, tools.callers)
+    add_prompts(server, tools.callers)
     return server
 
 

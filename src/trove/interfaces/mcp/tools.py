@@ -11,19 +11,16 @@ have no namespace argument, and an argument that is not in a tool's schema
 # No `from __future__ import annotations`: the SDK reads these signatures at runtime to
 # build each tool's JSON schema.
 
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from trove.errors import TroveError
 from trove.interfaces import clusters as cluster_ops
-from trove.interfaces.codes import error_code
-from trove.interfaces.config import Rights, ServerConfig, bearer_token
+from trove.interfaces.config import ServerConfig
+from trove.interfaces.mcp.callers import Callers
 from trove.interfaces.mcp.format import MCP_TOKENS, document, given, preview, search_reply
 from trove.interfaces.mcp.params import (
     AboutEntities,
@@ -88,9 +85,7 @@ class KnowledgeTools:
             store, author_tier=AUTHOR_TIER, max_content_tokens=config.content_limit
         )
         self.config = config
-        # Without a configured session, one per server process: over stdio that is one
-        # client connection. Over HTTP each MCP session gets its own (see _session).
-        self.process_session = uuid.uuid4().hex
+        self.callers = Callers(self.workspaces, config)
 
     def knowledge_write(
         self,
@@ -374,21 +369,7 @@ class KnowledgeTools:
                 ids=ids,
             )
 
-    @contextmanager
-    def _workspace(self, ctx: Context, *, write: bool = False) -> Iterator[Workspace]:
-        headers = ctx.headers
-        rights: Rights | None = self.config.rights
-        session = self.process_session
-        if headers is not None:  # HTTP; over stdio the caller is whoever started trove
-            rights = self.config.authenticate(bearer_token(headers.get("authorization")))
-            session = headers.get("mcp-session-id") or session
-        if rights is None:  # RequireToken refuses these before they get here
-            raise ToolError("unauthorized: a valid bearer token is required")
-        enter = self.workspaces.write if write else self.workspaces.read
-        try:
-            with enter(rights, session) as ws:
-                yield ws
-        except TroveError as exc:
-            # ToolError: the model sees the message (other errors reach it as a bare
-            # "Error executing tool"), with a code it can act on.
-            raise ToolError(f"{error_code(exc)[1]}: {exc}") from exc
+    def _workspace(
+        self, ctx: Context, *, write: bool = False
+    ) -> AbstractContextManager[Workspace]:
+        return self.callers.open(ctx, write=write)
