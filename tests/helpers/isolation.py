@@ -163,6 +163,7 @@ def check(
         seen = visible(item.id)
         tally.expect((reader.get(item.id) == item.id) == seen, f"{where} get {item}")
         tally.expect(reader.original(item.id) == seen, f"{where} original {item}")
+        tally.expect(reader.vectors(item.id) == seen, f"{where} vectors {item}")
         linked = reader.links(item.id)
         tally.expect((linked is not None) == seen, f"{where} links of {item}")
         tally.only(linked or [], visible, f"{where} links of {item}")

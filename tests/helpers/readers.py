@@ -18,6 +18,8 @@ from trove.errors import NotFound, TroveError
 from trove.interfaces.mcp.events import KNOWLEDGE_URI, item_uri
 from trove.probe import probe
 
+# A batch written with a link to an item out of sight: refused whole, so never stored.
+NEVER_KEPT = "a batch item linked to what it may not see"
 # An item id cited in a prompt's text: [id]
 _ID = re.compile(r"\[([0-9a-f]{20})\]")
 
@@ -59,6 +61,10 @@ class Reader:
         raise NotImplementedError
 
     def original(self, doc_id: str) -> bool:
+        raise NotImplementedError
+
+    def vectors(self, doc_id: str) -> bool:
+        """Whether the item's stored vectors were read back."""
         raise NotImplementedError
 
     def refused(self, doc_id: str, mine: str) -> list[bool]:
@@ -114,6 +120,13 @@ class LibraryReader(Reader):
             return False
         return True
 
+    def vectors(self, doc_id: str) -> bool:
+        try:
+            self.ws.chunk_vectors(doc_id)
+        except NotFound:
+            return False
+        return True
+
     def refused(self, doc_id: str, mine: str) -> list[bool]:
         attempts: list[Callable[[], Any]] = [
             lambda: self.ws.update(doc_id, title="taken"),
@@ -121,6 +134,7 @@ class LibraryReader(Reader):
             lambda: self.ws.restore(doc_id),
             lambda: self.ws.link(mine, doc_id),
             lambda: self.ws.unlink(doc_id, mine),
+            lambda: self.ws.write_many([{"text": NEVER_KEPT}], [{"src": "#0", "dst": doc_id}]),
         ]
         return [_raises_not_found(attempt) for attempt in attempts]
 
@@ -183,14 +197,19 @@ class HttpReader(Reader):
     def original(self, doc_id: str) -> bool:
         return self.http.get(f"/v1/items/{doc_id}/original").status_code == 200
 
+    def vectors(self, doc_id: str) -> bool:
+        response = self.http.get(f"/v1/items/{doc_id}", params={"with_vectors": "true"})
+        return response.status_code == 200 and "vectors" in response.json()
+
     def refused(self, doc_id: str, mine: str) -> list[bool]:
-        h = self.http
+        h, link = self.http, {"src": "#0", "dst": doc_id}
         answers = [
             h.patch(f"/v1/items/{doc_id}", json={"title": "taken"}),
             h.delete(f"/v1/items/{doc_id}"),
             h.post(f"/v1/items/{doc_id}/restore"),
             h.post("/v1/links", json={"src": mine, "dst": doc_id}),
             h.delete("/v1/links", params={"src": doc_id, "dst": mine}),
+            h.post("/v1/items/batch", json={"items": [{"text": NEVER_KEPT}], "links": [link]}),
         ]
         return [a.status_code == 404 for a in answers]
 
@@ -249,6 +268,10 @@ class McpReader(Reader):
     def original(self, doc_id: str) -> bool:
         return self.get(doc_id) is not None  # MCP has no originals tool: read the item
 
+    def vectors(self, doc_id: str) -> bool:
+        result = self._or_none("knowledge_get", id=doc_id, with_vectors=True)
+        return result is not None and "vectors" in result
+
     def refused(self, doc_id: str, mine: str) -> list[bool]:
         attempts = [
             ("knowledge_update", {"id": doc_id, "title": "taken"}),
@@ -256,6 +279,10 @@ class McpReader(Reader):
             ("knowledge_restore", {"id": doc_id}),
             ("knowledge_link", {"src": mine, "dst": doc_id}),
             ("knowledge_unlink", {"src": doc_id, "dst": mine}),
+            (
+                "knowledge_write_many",
+                {"items": [{"text": NEVER_KEPT}], "links": [{"src": "#0", "dst": doc_id}]},
+            ),
         ]
         refused = []
         for tool, arguments in attempts:
