@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from trove.hits import Hit
     from trove.models import Chunk, Document, Edge, Page, Stats
     from trove.store import Store
-    from trove.tools.evaluate import EvalRun, evaluate, evaluate_pairs
+    from trove.tools.evaluate import EvalRun, evaluate
+    from trove.tools.pairs import evaluate_pairs
     from trove.workspace import Workspace
     from trove.write import WriteResult
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "EvalRun": "tools.evaluate",
     "evaluate": "tools.evaluate",
-    "evaluate_pairs": "tools.evaluate",
+    "evaluate_pairs": "tools.pairs",
     "Chunk": "models",
     "Document": "models",
     "Edge": "models",

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from trove import agent, enrich, originals, store_search, workspace, write
     from trove import llm as chat_models
     from trove.backends.base import Backend
-    from trove.backends.file_state import FileState
     from trove.embedders.base import Embedder
     from trove.ingest import ownership
     from trove.ingest.report import IngestReport
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
     from trove.search import budget, hybrid
     from trove.search.variants import SearchResults
     from trove.workspace import Workspace
-    from trove.write import Writer, WriteResult
+    from trove.write import Writer
 else:
     # The search stack and the write path load at their first use, as do the chat model,
     # edges, atomic writes and ingest's ownership: opening a store and counting it (trove
@@ -411,8 +410,9 @@ class Store:
         an ``IngestProgress``). See :func:`trove.ingest.run.ingest`.
         """
         from trove.ingest.run import ingest  # here: the readers load only when needed
+        from trove.store_ingest import StoreTarget
 
-        return ingest(self, path, **options)
+        return ingest(StoreTarget(self), path, **options)
 
     def iter_source(self, namespace: str, source: str) -> Iterator[tuple[str, str, str, bool]]:
         """(source_id, doc id, content hash, deleted) for every document of one source."""
@@ -420,42 +420,6 @@ class Store:
             namespace, source
         ).items():
             yield source_id, doc_id, digest, deleted
-
-    # What ingest needs beyond the public API (trove.ingest.target.Target).
-
-    def _prepare(self, fields: Mapping[str, Any], doc_id: str | None) -> Document:
-        return self.writer.prepare(fields, author_tier=self.author_tier, doc_id=doc_id)
-
-    def _write_prepared(self, docs: Sequence[Document]) -> builtins.list[WriteResult]:
-        return self.writer.write(docs)
-
-    def _documents(self, doc_ids: Sequence[str]) -> dict[str, Document]:
-        return self.backend.get_documents(builtins.list(doc_ids))
-
-    def _edges_from(self, doc_id: str, type: str) -> builtins.list[str]:
-        return [e.dst for e in self.backend.edges_of([doc_id], type) if e.src == doc_id]
-
-    def _attach_original(
-        self, doc_id: str, original: bytes | os.PathLike[str] | str, name: str, media_type: str
-    ) -> None:
-        originals.attach(self, doc_id, original, name, media_type)
-
-    def _file_states(self, namespace: str, source: str) -> dict[str, FileState]:
-        return self.backend.file_states(namespace, source)
-
-    def _set_file_states(
-        self, namespace: str, source: str, states: Mapping[str, FileState | None]
-    ) -> None:
-        self.backend.set_file_states(namespace, source, states)
-
-    def _edited_files(self, namespace: str, source: str) -> set[str]:
-        return ownership.edited_files(self.backend, namespace, source)
-
-    _fold_log = store_writes.fold_log
-
-    def _claim_source(self, namespace: str, source: str, restored: set[str]) -> None:
-        ownership.claim(self.backend, namespace, source)
-        ownership.restored(self.backend, namespace, source, restored)
 
     # Last in the class: from here on ``list`` names this method, not the builtin (the
     # public name is the contract; the shadowing stops at the class's end).

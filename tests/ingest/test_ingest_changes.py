@@ -32,10 +32,10 @@ class FakeTarget:
         for sid, (doc_id, digest, deleted) in self.docs.items():
             yield sid, doc_id, digest, deleted
 
-    def _file_states(self, namespace: str, source: str) -> dict[str, FileState]:
+    def file_states(self, namespace: str, source: str) -> dict[str, FileState]:
         return dict(self.files)
 
-    def _set_file_states(
+    def set_file_states(
         self, namespace: str, source: str, states: Mapping[str, FileState | None]
     ) -> None:
         self.writes.append(dict(states))

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 import trove
 from trove.interfaces.cli import cli
-from trove.tools.evaluate import EvalRun, compare, evaluate_pairs, load_beir
+from trove.tools.evaluate import EvalRun, compare, load_beir
+from trove.tools.pairs import evaluate_pairs
 
 CORPUS = [
     ("d1", "Redis", "We dropped Redis and keep the cache in process."),

@@ -116,7 +116,7 @@ class Batches:
         prepared = []
         for item in items:
             try:
-                doc = self.store._prepare(item.fields, item.doc_id)
+                doc = self.store.prepare(item.fields, item.doc_id)
             except TroveError as exc:
                 self._item_failed(item, str(exc))
                 continue
@@ -127,7 +127,7 @@ class Batches:
         if not prepared:
             return []
         try:
-            results = self.store._write_prepared([doc for _, doc in prepared])
+            results = self.store.write_prepared([doc for _, doc in prepared])
         except _FATAL:
             raise
         except TroveError as exc:
@@ -141,9 +141,9 @@ class Batches:
         is reported against the file, and the document stays stored."""
         try:
             if item.original is not None:
-                self.store._attach_original(doc_id, item.original, item.original.name, "")
+                self.store.attach_original(doc_id, item.original, item.original.name, "")
             elif item.original_bytes is not None:
-                self.store._attach_original(doc_id, *item.original_bytes)
+                self.store.attach_original(doc_id, *item.original_bytes)
         except TroveError as exc:
             self.report.failed.append((item.rel, f"original not kept: {exc}"))
 

@@ -47,7 +47,7 @@ class Known:
         for source_id, doc_id, digest, deleted in target.iter_source(namespace, source):
             self.docs[source_id] = KnownDoc(doc_id, digest, deleted)
             self.by_file[split_source_id(source_id)[0]].append(source_id)
-        self.files: dict[str, FileState] = target._file_states(namespace, source)
+        self.files: dict[str, FileState] = target.file_states(namespace, source)
 
     def live(self, rel: str) -> list[str]:
         """source_ids of a file's documents that are not tombstoned."""
@@ -81,7 +81,7 @@ class Known:
         changed = {rel: st for rel, st in changed.items() if st != self.files.get(rel)}
         if not changed:
             return
-        self.target._set_file_states(self.namespace, self.source, changed)
+        self.target.set_file_states(self.namespace, self.source, changed)
         for rel, state in changed.items():
             if state is None:
                 self.files.pop(rel, None)

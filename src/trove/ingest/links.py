@@ -81,7 +81,7 @@ def sync_links(
             if src is None:
                 continue
             wanted = {dst for t in targets if (dst := index.resolve(rel, t)) is not None}
-            have = set(target._edges_from(src, EDGE_TYPE))
+            have = set(target.edges_from(src, EDGE_TYPE))
             for dst in have - wanted:
                 target.unlink(src, dst, EDGE_TYPE)
             for dst in sorted(wanted - have):
@@ -126,7 +126,7 @@ def _stored_links(
     ]
     found: dict[str, tuple[str, ...]] = {}
     for start in range(0, len(ids), 500):
-        for doc in target._documents(ids[start : start + 500]).values():
+        for doc in target.documents(ids[start : start + 500]).values():
             links = doc.metadata.get("links")
             if doc.source_id and isinstance(links, list) and links:
                 found[doc.source_id] = tuple(str(link) for link in links)

@@ -165,7 +165,7 @@ class _Run:
             self.known,
             folder,
             settings.options,
-            edited=store._edited_files(settings.namespace, settings.source),
+            edited=store.edited_files(settings.namespace, settings.source),
             force=settings.force,
             max_bytes=settings.max_bytes,
         )
@@ -216,12 +216,12 @@ class _Run:
         self._delete_gone()
         if not self.settings.dry_run:
             self._link()
-            self.store._claim_source(self.settings.namespace, self.settings.source, self.reread)
+            self.store.claim_source(self.settings.namespace, self.settings.source, self.reread)
             if self.attachments:
                 link_attachments(
                     self.store, self.settings.namespace, self.settings.source, self.attachments
                 )
-            self.store._fold_log()
+            self.store.fold_log()
 
     # --- one file ---------------------------------------------------------------------
 

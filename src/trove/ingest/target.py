@@ -1,9 +1,9 @@
-"""What ingest needs of the store it fills: a small protocol, implemented by
-:class:`trove.store.Store`, so that ingest depends on it and not on the store's modules.
+"""What ingest needs of the store it fills: a small protocol, so that ingest depends on
+it and not on the store's modules.
 
 Ingest writes documents and edges through it, records what it saw of each file, and
-reads what the store holds of one (namespace, source). The methods with an underscore
-are the store's narrow services for ingest, not part of its public API.
+reads what the store holds of one (namespace, source).
+:class:`trove.store_ingest.StoreTarget` implements it from a store's parts.
 """
 
 from __future__ import annotations
@@ -43,46 +43,46 @@ class Target(Protocol):
 
     def transaction(self) -> AbstractContextManager[None]: ...
 
-    def _prepare(self, fields: Mapping[str, Any], doc_id: str | None) -> Document:
+    def prepare(self, fields: Mapping[str, Any], doc_id: str | None) -> Document:
         """Validate one document to write (``TroveError`` if it is not valid)."""
         ...
 
-    def _write_prepared(self, docs: Sequence[Document]) -> Sequence[Written]:
+    def write_prepared(self, docs: Sequence[Document]) -> Sequence[Written]:
         """Write prepared documents, one transaction."""
         ...
 
-    def _documents(self, doc_ids: Sequence[str]) -> Mapping[str, Document]:
+    def documents(self, doc_ids: Sequence[str]) -> Mapping[str, Document]:
         """The stored documents with these ids (deleted ones too), without touching them."""
         ...
 
-    def _edges_from(self, doc_id: str, type: str) -> list[str]:
+    def edges_from(self, doc_id: str, type: str) -> list[str]:
         """The other ends of the edges of ``type`` from ``doc_id``, whatever their state."""
         ...
 
-    def _attach_original(
+    def attach_original(
         self, doc_id: str, original: bytes | os.PathLike[str] | str, name: str, media_type: str
     ) -> None:
         """Keep ``original`` as ``doc_id``'s original (see :mod:`trove.originals`)."""
         ...
 
-    def _file_states(self, namespace: str, source: str) -> dict[str, FileState]:
+    def file_states(self, namespace: str, source: str) -> dict[str, FileState]:
         """What ingest recorded of each file of one source."""
         ...
 
-    def _set_file_states(
+    def set_file_states(
         self, namespace: str, source: str, states: Mapping[str, FileState | None]
     ) -> None:
         """Record (or, for None, forget) what ingest saw of files, one transaction."""
         ...
 
-    def _edited_files(self, namespace: str, source: str) -> set[str]:
+    def edited_files(self, namespace: str, source: str) -> set[str]:
         """Files of the source whose documents were edited in the store since last read."""
         ...
 
-    def _fold_log(self) -> None:
+    def fold_log(self) -> None:
         """The run's writes are done: take the store's write-ahead log into its file."""
         ...
 
-    def _claim_source(self, namespace: str, source: str, restored: set[str]) -> None:
+    def claim_source(self, namespace: str, source: str, restored: set[str]) -> None:
         """Ingest owns this source now; these edited files were read again."""
         ...

@@ -11,14 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from trove.errors import InvalidInput, MissingDependency, NotFound
 from trove.ingest.files import hidden
 from trove.ingest.report import IngestReport
-
-if TYPE_CHECKING:  # the CLI imports this module for its defaults: no numpy at startup
-    from trove.ingest.target import Target
 
 # How long the folder must be quiet before a burst of changes is ingested.
 DEFAULT_DEBOUNCE_MS = 300
@@ -30,8 +27,14 @@ class StopEvent(Protocol):
     def is_set(self) -> bool: ...
 
 
+class Ingests(Protocol):
+    """What is watched into: a store (:meth:`trove.Store.ingest`)."""
+
+    def ingest(self, path: str | os.PathLike[str], **options: Any) -> IngestReport: ...
+
+
 def watch(
-    store: Target,
+    store: Ingests,
     root: str | os.PathLike[str],
     *,
     debounce_ms: int = DEFAULT_DEBOUNCE_MS,
@@ -53,8 +56,6 @@ def watch(
     folder = folder.resolve()
     if "only" in options or "sync" in options:
         raise InvalidInput("watch always syncs the whole folder; do not pass only or sync")
-    from trove.ingest.run import ingest  # here: the CLI imports this module for its defaults
-
     report = on_report or (lambda _: None)
     watching = False
     changes_seen = watchfiles.watch(
@@ -72,11 +73,11 @@ def watch(
             # The watcher is live now, so nothing that changes from here on is missed;
             # what changed before is in this full run.
             watching = True
-            report(ingest(store, folder, sync=True, **options))
+            report(store.ingest(folder, sync=True, **options))
             continue
         paths = {rel for _, path in changes if (rel := _relative(folder, path)) is not None}
         if paths:
-            report(ingest(store, folder, sync=True, only=paths, **options))
+            report(store.ingest(folder, sync=True, only=paths, **options))
 
 
 def _relative(folder: Path, path: str) -> str | None:

@@ -1,4 +1,4 @@
-"""Measure retrieval on a BEIR-layout data set, or on a user's own question/document pairs.
+"""Measure retrieval on a BEIR-layout data set (a user's own pairs: :mod:`trove.tools.pairs`).
 
 >>> run = trove.evaluate("data/scifact", split="test", modes=["keyword"])  # doctest: +SKIP
 >>> run.modes["keyword"].measures["ndcg@10"]                                # doctest: +SKIP
@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trove.errors import InvalidInput, InvalidQuery, MissingDependency, NotFound
-from trove.ids import document_id
 from trove.models import MODES
 
 if TYPE_CHECKING:
@@ -37,7 +36,6 @@ MEASURES = (("ndcg@10", "nDCG@10"), ("recall@10", "R@10"), ("recall@100", "R@100
             ("mrr@10", "RR@10"))  # fmt: skip
 DEPTH = 100
 SOURCE = "beir"  # loaded documents' source; their source_id is the corpus _id
-PAIR_KS = (1, 5, 10)
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total): "loading" or a mode
 
@@ -116,7 +114,7 @@ class BeirSet:
         """Corpus rows; a repeated ``_id`` is an error naming it (before anything is stored)."""
         seen: set[str] = set()
         rows = []
-        for line_no, row in _jsonl(self.root / "corpus.jsonl"):
+        for line_no, row in jsonl_rows(self.root / "corpus.jsonl"):
             doc_id = str(row.get("_id", ""))
             if not doc_id:
                 raise InvalidInput(f"corpus.jsonl line {line_no} has no _id")
@@ -147,7 +145,7 @@ def load_beir(path: str | os.PathLike[str], split: str = "test") -> BeirSet:
     qrels = _read_qrels(qrels_file)
     queries: dict[str, str] = {}
     unjudged = 0
-    for _, row in _jsonl(root / "queries.jsonl"):
+    for _, row in jsonl_rows(root / "queries.jsonl"):
         qid = str(row.get("_id", ""))
         if qid in qrels:
             queries[qid] = str(row.get("text", ""))
@@ -176,7 +174,7 @@ def evaluate(
     """
     from trove.memory import upsert  # the write path: loaded when a corpus is
 
-    modes = _check_modes(modes, embedder)
+    modes = check_modes(modes, embedder)
     beir = load_beir(dataset, split)
     if db is None and modes == ["keyword"]:
         embedder = None  # a throwaway keyword-only store need not embed the corpus
@@ -356,101 +354,10 @@ def _paired_p_values(x: Any, y: Any) -> tuple[float, float]:
     return p_rand, float(stats.ttest_rel(y, x).pvalue)
 
 
-# --- a user's own pairs against an existing store ---------------------------------------
-
-
-@dataclass
-class PairsResult:
-    """recall@1/5/10 per mode: the share of questions whose expected document was found."""
-
-    pairs: int
-    recall: dict[str, dict[str, float]]  # mode -> {"recall@1": ...}
-    misses: dict[str, list[dict[str, str]]]  # mode -> pairs not found in the top 10
-    # expected_doc values that name no document of the store (a typo, a wrong path)
-    unknown: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def read_pairs(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
-    """``{"query": ..., "expected_doc": ...}`` per line (blank lines are skipped)."""
-    pairs = []
-    try:
-        for line_no, row in _jsonl(Path(path)):
-            query, expected = row.get("query"), row.get("expected_doc")
-            if not isinstance(query, str) or not isinstance(expected, str):
-                raise InvalidInput(
-                    f'{path} line {line_no}: expected {{"query": ..., "expected_doc": ...}}'
-                    " with string values"
-                )
-            pairs.append((query, expected))
-    except FileNotFoundError:
-        raise NotFound(f"no pairs file at {path}") from None
-    if not pairs:
-        raise InvalidInput(f"{path} has no pairs")
-    return pairs
-
-
-def evaluate_pairs(
-    kb: Store,
-    pairs: Sequence[tuple[str, str]],
-    *,
-    modes: Sequence[str] | None = None,
-    progress: ProgressCallback | None = None,
-    **filters: Any,
-) -> PairsResult:
-    """Does each question find the document it should? ``expected_doc`` matches a hit's
-    document id or its ``source_id`` (the file path for ingested folders).
-
-    ``modes`` defaults to every mode the store can run (keyword only without vectors).
-    """
-    import numpy as np  # imported here: the CLI loads this module for its options
-
-    searchable = kb.has_embedder and kb.stats().vectors > 0
-    if modes is None:
-        modes = MODES if searchable else ["keyword"]
-    modes = _check_modes(modes, kb.embedder if searchable else None)
-    report = progress or (lambda stage, done, total: None)
-    top = max(PAIR_KS)
-    recall: dict[str, dict[str, float]] = {}
-    misses: dict[str, list[dict[str, str]]] = {}
-    for mode in modes:
-        ranks = []
-        misses[mode] = []
-        for done, (query, expected) in enumerate(pairs, 1):
-            hits = kb.search(query, mode=mode, limit=top, **filters)
-            rank = next(
-                (i for i, h in enumerate(hits, 1) if expected in (h.doc_id, h.source_id)), None
-            )
-            ranks.append(rank or top + 1)
-            if rank is None:
-                misses[mode].append({"query": query, "expected_doc": expected})
-            report(mode, done, len(pairs))
-        found = np.array(ranks)
-        recall[mode] = {f"recall@{k}": float(np.mean(found <= k)) for k in PAIR_KS}
-    missed = {pair["expected_doc"] for found in misses.values() for pair in found}
-    unknown = sorted(e for e in missed if not _known(kb, e))
-    return PairsResult(len(pairs), recall, misses, unknown)
-
-
-def _known(kb: Store, expected: str) -> bool:
-    """Whether ``expected`` is a document's id or its source_id in some source (the id
-    of a source_id follows from its natural key: nothing is scanned)."""
-    if kb.peek(expected) is not None:
-        return True
-    stats = kb.stats()
-    return any(
-        kb.peek(document_id(namespace, "workspace", source, expected, None, "")) is not None
-        for namespace in stats.by_namespace
-        for source in stats.by_source
-    )
-
-
 # --- helpers ------------------------------------------------------------------------------
 
 
-def _check_modes(modes: Sequence[str], embedder: object) -> list[str]:
+def check_modes(modes: Sequence[str], embedder: object) -> list[str]:
     chosen = list(dict.fromkeys(modes))
     unknown = [m for m in chosen if m not in MODES]
     if unknown or not chosen:
@@ -469,7 +376,7 @@ def _document(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     with path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, 1):
             if not line.strip():

@@ -37,8 +37,10 @@ class Snippets(Connected):
             "FROM unnest(%s::text[], %s::bigint[]) AS r(doc_id, chunk_id) "
             "JOIN document d ON d.id = r.doc_id "
             # A chunk replaced since it was ranked has no row: its document still counts.
+            # At most MAX_CHUNKS chunks: none numbered past them (an index seek; a count
+            # per chunk row made a 50 MB text's search quadratic).
             "LEFT JOIN chunk c ON c.doc_id = d.id AND (c.id = r.chunk_id OR "
-            "(SELECT count(*) FROM chunk x WHERE x.doc_id = d.id) <= %s)",
+            "NOT EXISTS (SELECT 1 FROM chunk x WHERE x.doc_id = d.id AND x.idx >= %s))",
             (
                 chars,
                 [doc_id for doc_id, _ in hits],

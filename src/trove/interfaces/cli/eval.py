@@ -237,7 +237,7 @@ def _pairs(
 ) -> None:
     from rich.table import Table  # here: see the docstring
 
-    from trove.tools.evaluate import PAIR_KS, evaluate_pairs, read_pairs
+    from trove.tools.pairs import PAIR_KS, evaluate_pairs, read_pairs
 
     pairs = read_pairs(path)
     if db is not None:
