@@ -168,3 +168,20 @@ def test_the_vector_leg_draws_on_the_same_budget_on_every_backend(
             kb.search("word1", mode=mode)
         monkeypatch.undo()
         assert kb.search("word1", mode=mode)
+
+
+def test_work_outside_the_search_is_neither_stopped_nor_charged() -> None:
+    """An index catching up with other processes' commits (deadline.outside) is not the
+    search's own work: under 8 writing processes it ran a reader's searches past the
+    budget (QueryTimeout, and sqlite-vec's interrupted scan as a bare SQLError)."""
+    import time
+
+    from trove.search import deadline
+
+    with deadline.within(0.05):
+        with deadline.outside():
+            assert deadline.left() is None and not deadline.expired()
+            time.sleep(0.1)
+        deadline.check()  # the 0.1 s was not charged
+        left = deadline.left()
+        assert left is not None and 0 < left <= 0.05

@@ -101,6 +101,25 @@ def paused() -> Iterator[None]:
             budget.move_on(time.monotonic() - start)
 
 
+@contextmanager
+def outside() -> Iterator[None]:
+    """Work a search waits for that is not its own: a derived index catching up with what
+    other processes committed (or waiting while another thread does). Its cost follows the
+    writes, not the query, so no budget stops its statements and its time is not charged;
+    the search's own steps stay bounded."""
+    budget = _current.get()
+    if budget is None:
+        yield
+        return
+    token = _current.set(None)
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        _current.reset(token)
+        budget.move_on(time.monotonic() - start)
+
+
 def carried(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` to run on another thread within this search's budget (a thread starts
     with a context of its own)."""

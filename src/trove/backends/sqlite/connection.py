@@ -84,6 +84,11 @@ def rows_within_budget(conn: apsw.Connection, sql: str, params: Any) -> list[tup
         return [tuple(row) for row in conn.execute(sql, params)]
     except apsw.InterruptError:
         raise deadline.error() from None
+    except apsw.SQLError:
+        # A virtual table interrupted mid-scan (sqlite-vec's vec0) reports a plain error.
+        if deadline.expired():
+            raise deadline.error() from None
+        raise
     finally:
         conn.set_progress_handler(None)
 

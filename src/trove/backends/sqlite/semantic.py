@@ -26,6 +26,7 @@ from trove.backends.sqlite import index_cache as sqlite_index_cache
 from trove.backends.sqlite.exact import ExactScan
 from trove.backends.sqlite.filters import candidate_chunks, filter_sql, visible_best
 from trove.hits import ChunkHit
+from trove.search import deadline
 from trove.search.filters import Filters
 from trove.search.ranking import WIDEN, ChunkFields, first_window
 from trove.search.vectors import VectorIndex
@@ -139,8 +140,9 @@ class SemanticSearcher:
 
     def _available(self) -> _Searchable:
         """The index if it is loaded or cached; else the exact scan, and a background load
-        from the second query on."""
-        with self._guard:
+        from the second query on. Keeping the index in step is not the search's own work
+        (deadline.outside)."""
+        with deadline.outside(), self._guard:
             if self._index is not None or self._open_cache():
                 return self._current()
             self._queries += 1

@@ -23,6 +23,7 @@ import apsw
 
 from trove.backends.sqlite.keyword import SEGMENT_ROWS, Ranker, WordIndex
 from trove.backends.sqlite.schema import word_tokenizer
+from trove.search import deadline
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,8 +72,9 @@ class WordSearcher:
         return self._index is not None
 
     def ranker(self, terms: Sequence[str]) -> Ranker | None:
-        """A ranking from the in-memory index, or None: FTS5 answers (not built yet)."""
-        with self._guard:
+        """A ranking from the in-memory index, or None: FTS5 answers (not built yet). Its
+        catching up with other processes' commits is not the search's own work."""
+        with deadline.outside(), self._guard:
             index = self._index
             if index is None:
                 self._maybe_start()
