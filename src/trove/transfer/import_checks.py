@@ -20,37 +20,12 @@ from trove.models import Chunk, Document
 from trove.search import snippet_text
 from trove.search.filters import SCOPES
 from trove.timeutil import to_epoch
-from trove.write import chunk_row, prepare
+from trove.write import ADD_FIELDS, chunk_row, prepare
 
 FIELDS = tuple(f.name for f in fields(Document))
 _TIMES = ("timestamp", "created_at", "updated_at", "deleted_at", "expires_at", "last_accessed")
 # Document fields that are add() arguments of the same name.
-_ADDED = (
-    "text",
-    "source",
-    "source_id",
-    "doc_type",
-    "title",
-    "author",
-    "participants",
-    "timestamp",
-    "url",
-    "thread_id",
-    "channel",
-    "tags",
-    "metadata",
-    "namespace",
-    "dedupe_key",
-    "expires_at",
-    "scope",
-    "importance",
-    "confidence",
-    "compression_level",
-    "entities",
-    "source_turn_ids",
-    "keyword_text",
-    "semantic_text",
-)
+_ADDED = tuple(name for name in FIELDS if name in ADD_FIELDS)
 
 
 def document(record: dict[str, Any]) -> tuple[Document, list[ChunkRow]]:

@@ -105,30 +105,30 @@ class CallerServer(StrictServer):
     "Error rendering prompt" with a logged traceback."""
 
     async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
-        token = _REQUEST.set(context)
-        try:
+        with _answering(context):
             return await super().read_resource(uri, context)
-        except Exception as exc:
-            refusal = _refusal(exc)
-            if refusal is None:
-                raise
-            raise refusal from None
-        finally:
-            _REQUEST.reset(token)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
     ) -> Any:
-        token = _REQUEST.set(context)
-        try:
+        with _answering(context):
             return await super().get_prompt(name, arguments, context)
-        except Exception as exc:
-            refusal = _refusal(exc)
-            if refusal is None:
-                raise
-            raise refusal from None
-        finally:
-            _REQUEST.reset(token)
+
+
+@contextmanager
+def _answering(context: Context | None) -> Iterator[None]:
+    """While a resource or prompt answers: the request at hand, and a refusal as the
+    client should see it."""
+    token = _REQUEST.set(context)
+    try:
+        yield
+    except Exception as exc:
+        refusal = _refusal(exc)
+        if refusal is None:
+            raise
+        raise refusal from None
+    finally:
+        _REQUEST.reset(token)
 
 
 def _refusal(exc: BaseException | None) -> MCPError | None:
