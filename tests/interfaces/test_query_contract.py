@@ -8,7 +8,6 @@ minutes); an integer past 64 bits in a metadata filter was an OverflowError (HTT
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
@@ -30,6 +29,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 import trove
+from helpers.web import sign_in
 from trove.errors import TroveError
 from trove.interfaces.cli import cli
 from trove.interfaces.codes import error_code
@@ -136,11 +136,7 @@ def interfaces(db: Path, serve: Serve) -> Iterator[Interfaces]:
                 start_blocking_portal() as portal,
                 portal.wrap_async_context_manager(session()) as mcp,
             ):
-                page = web.get("/login").text  # the sign-in form's token (web/forms.py)
-                form = re.search(r'name="form_token" value="([^"]+)"', page)
-                assert form, "no sign-in form"
-                signed = web.post("/login", data={"token": TOKEN, "form_token": form.group(1)})
-                assert signed.status_code == 303
+                assert sign_in(web, TOKEN).status_code == 303
                 yield Interfaces(db, http, web, mcp, portal)
 
 

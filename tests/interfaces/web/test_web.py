@@ -13,6 +13,8 @@ import pytest
 pytest.importorskip("fastapi", reason="needs the server extra")
 
 import trove
+from helpers import web
+from helpers.web import form_token, sign_in
 from trove.interfaces.config import ServerConfig
 from trove.interfaces.http import create_app
 
@@ -56,23 +58,9 @@ def url(store: trove.Store, serve: Serve) -> Iterator[str]:
         yield base
 
 
-def form_token(page: str, action: str) -> str:
-    """The token of the form posting to ``action`` on ``page``."""
-    form = re.search(rf'action="{re.escape(action)}"[^>]*>\s*<input [^>]*value="([^"]+)"', page)
-    assert form, f"no form to {action}"
-    return form.group(1)
-
-
-def sign_in(client: httpx.Client, token: str) -> httpx.Response:
-    form = form_token(client.get("/login").text, "/login")
-    return client.post("/login", data={"token": token, "form_token": form})
-
-
 @contextmanager
 def signed_in(url: str, token: str = ANA) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=url, timeout=60) as client:
-        response = sign_in(client, token)
-        assert response.status_code == 303 and response.headers["location"] == "/"
+    with web.signed_in(url, token) as client:
         yield client
 
 

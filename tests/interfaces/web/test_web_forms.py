@@ -4,9 +4,8 @@ scheme, host and port is refused, even another port on localhost."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,6 +15,7 @@ import pytest
 pytest.importorskip("fastapi", reason="needs the server extra")
 
 import trove
+from helpers.web import form_token, signed_in
 from trove.interfaces.config import ServerConfig
 from trove.interfaces.http import create_app
 
@@ -38,21 +38,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[trove.Store]:
 def url(store: trove.Store, serve: Serve) -> Iterator[str]:
     with serve(create_app(store, ServerConfig.from_dict(CONFIG))) as base:
         yield base
-
-
-def form_token(page: str, action: str) -> str:
-    form = re.search(rf'action="{re.escape(action)}"[^>]*>\s*<input [^>]*value="([^"]+)"', page)
-    assert form, f"no form to {action}"
-    return form.group(1)
-
-
-@contextmanager
-def signed_in(url: str, token: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=url, timeout=60) as client:
-        login = form_token(client.get("/login").text, "/login")
-        signed = client.post("/login", data={"token": token, "form_token": login})
-        assert signed.status_code == 303
-        yield client
 
 
 def deleted(store: trove.Store, text: str) -> str:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ import pytest
 pytest.importorskip("fastapi", reason="needs the server extra")
 
 import trove
+from helpers.web import signed_in
 from trove.interfaces.config import ServerConfig
 from trove.interfaces.http import create_app
 from trove.interfaces.web import routes
@@ -104,21 +105,6 @@ def config() -> ServerConfig:
         for s in READER_SESSIONS
     ]
     return ServerConfig.from_dict({"tokens": tokens})
-
-
-def form_token(page: str, action: str) -> str:
-    form = re.search(rf'action="{re.escape(action)}"[^>]*>\s*<input [^>]*value="([^"]+)"', page)
-    assert form, f"no form to {action}"
-    return form.group(1)
-
-
-@contextmanager
-def signed_in(url: str, bearer: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=url, timeout=60) as client:
-        login = form_token(client.get("/login").text, "/login")
-        signed = client.post("/login", data={"token": bearer, "form_token": login})
-        assert signed.status_code == 303
-        yield client
 
 
 def shown(page: httpx.Response) -> set[str]:
