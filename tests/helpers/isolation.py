@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -231,10 +231,13 @@ def token(namespace: str, session: str | None) -> str:
     return f"tok-{namespace}-{session or 'none'}-0123456789"
 
 
-def server_config() -> ServerConfig:
+def server_config(
+    namespaces: Sequence[str] = NAMESPACES, sessions: Sequence[str | None] = READER_SESSIONS
+) -> ServerConfig:
+    """A token (:func:`token`) for each namespace and reader session (None: none)."""
     tokens = [
         {"token": token(ns, s), "namespace": ns, **({"session": s} if s else {})}
-        for ns in NAMESPACES
-        for s in READER_SESSIONS
+        for ns in namespaces
+        for s in sessions
     ]
     return ServerConfig.from_dict({"tokens": tokens})

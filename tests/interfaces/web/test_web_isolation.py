@@ -27,8 +27,8 @@ import pytest
 pytest.importorskip("fastapi", reason="needs the server extra")
 
 import trove
+from helpers.isolation import allowed, server_config, token
 from helpers.web import signed_in
-from trove.interfaces.config import ServerConfig
 from trove.interfaces.http import create_app
 from trove.interfaces.web import routes
 from trove.interfaces.web.forms import FormTokens
@@ -54,14 +54,6 @@ class Item:
     source: str
     tag: str
     deleted: bool
-
-
-def allowed(item: Item, namespace: str, session: str | None) -> bool:
-    if item.scope == "global":
-        return True
-    if item.namespace != namespace:
-        return False
-    return item.scope != "session" or (session is not None and item.session == session)
 
 
 def populate(kb: trove.Store, rng: random.Random) -> list[Item]:
@@ -92,19 +84,6 @@ def populate(kb: trove.Store, rng: random.Random) -> list[Item]:
         src, dst = rng.sample(live, 2)
         kb.link(src.id, dst.id, rng.choice(("relates_to", "supersedes")), rng.random())
     return items
-
-
-def token(namespace: str, session: str | None) -> str:
-    return f"web-{namespace}-{session or 'none'}-0123456789"
-
-
-def config() -> ServerConfig:
-    tokens = [
-        {"token": token(ns, s), "namespace": ns, **({"session": s} if s else {})}
-        for ns in NAMESPACES
-        for s in READER_SESSIONS
-    ]
-    return ServerConfig.from_dict({"tokens": tokens})
 
 
 def shown(page: httpx.Response) -> set[str]:
@@ -164,7 +143,7 @@ def test_no_web_reader_sees_or_restores_what_the_rules_keep_from_it(
     rng = random.Random(20261204)
     with trove.open(target, embedder="hash:64") as kb:
         items = populate(kb, rng)
-        with serve(create_app(kb, config())) as url:
+        with serve(create_app(kb, server_config(NAMESPACES, READER_SESSIONS))) as url:
             for namespace in NAMESPACES:
                 for session in READER_SESSIONS:
                     with signed_in(url, token(namespace, session)) as web:
