@@ -116,3 +116,31 @@ def test_search_answers_4xx_not_500(http: httpx.Client, body: dict[str, Any]) ->
 @example(body={"text": "x", "metadata": {"k": math.nan}})
 def test_items_answer_4xx_not_500(http: httpx.Client, body: dict[str, Any]) -> None:
     _post(http, "/v1/items", body)
+
+
+links = st.dictionaries(
+    st.sampled_from(["src", "dst", "type", "weight", "kind"]), values, max_size=4
+)
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=st.lists(bodies(ITEM_KEYS, "text"), min_size=0, max_size=3), edges=st.lists(links))
+@example(items=[{"text": "x"}], edges=[{"src": "#0", "dst": "#9"}])
+@example(items=[{"text": "x"}], edges=[{"src": "#-1", "dst": "#0", "weight": math.nan}])
+def test_batches_with_links_answer_4xx_not_500(
+    http: httpx.Client, items: list[dict[str, Any]], edges: list[dict[str, Any]]
+) -> None:
+    _post(http, "/v1/items/batch", {"items": items, "links": edges})
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    params=st.dictionaries(
+        st.sampled_from(["dedupe_key", "source", "source_id", "scope", "with_vectors"]),
+        st.text(max_size=30),
+        max_size=4,
+    )
+)
+def test_reads_by_key_answer_4xx_not_500(http: httpx.Client, params: dict[str, str]) -> None:
+    response = http.get("/v1/items/by-key", params=params)
+    assert response.status_code < 500, (params, response.text)
