@@ -70,7 +70,11 @@ def check(store: Store) -> CheckReport:
 
 
 def _sqlite(conn: Any, report: CheckReport) -> None:
-    rows = conn.execute("PRAGMA integrity_check")
+    try:
+        rows = conn.execute("PRAGMA integrity_check")
+    except CorruptStore:  # damage the check itself cannot walk past
+        report.problems.append("sqlite: integrity_check stopped: the file is damaged")
+        rows = [("ok",)]
     if [r[0] for r in rows] != ["ok"]:
         report.problems += [f"sqlite: {r[0]}" for r in rows[:20]]
     for table in ("chunk_fts", "chunk_cjk"):
