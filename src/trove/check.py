@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from trove.backends.sqlite.chunk_text import word_index_problems
 from trove.errors import CorruptStore, StoreError
 from trove.search.snippet_text import mask
 
@@ -84,6 +85,10 @@ def _sqlite(conn: Any, report: CheckReport) -> None:
             pass  # a read-only file: FTS5 checks by writing a command row
         except apsw.Error as exc:
             report.problems.append(f"{table}: {exc}")
+    try:
+        report.problems += word_index_problems(conn)
+    except StoreError as exc:  # damage: SQLite's lines above say where
+        report.problems.append(f"chunk_fts: not compared with the chunks ({exc})")
 
 
 def _documents(execute: Callable[[str], Iterable[Sequence[Any]]], report: CheckReport) -> None:

@@ -136,3 +136,39 @@ def m014_chunk_text_once(conn: apsw.Connection) -> None:
             "VALUES ('chunk', max(?, (SELECT coalesce(max(id), 0) FROM chunk)))",
             (seq[0][0],),
         )
+
+
+def word_index_problems(conn: Any) -> list[str]:
+    """Whether the word index holds exactly every chunk's words: FTS5 cannot check a
+    contentless table against the text, so this indexes every chunk's text again, in a
+    temporary table, and compares the two vocabularies (each term's chunks and count)
+    and the two sets of ids. ``conn``: the store's connection (``execute`` returns rows)."""
+    conn.execute(
+        "DROP TABLE IF EXISTS temp.words_again; "
+        "CREATE VIRTUAL TABLE temp.words_again USING fts5 (head, text, "
+        "tokenize='porter unicode61 remove_diacritics 2'); "
+        "CREATE VIRTUAL TABLE temp.words_again_vocab USING fts5vocab (temp, words_again, 'row'); "
+        "INSERT INTO temp.words_again (rowid, head, text) "
+        f"SELECT c.id, c.head, {TEXT_OF_C} FROM chunk c"
+    )
+    try:
+        terms = _differ(conn, "term, doc, cnt", "chunk_fts_vocab", "temp.words_again_vocab")
+        ids = _differ(conn, "id", "chunk_fts_docsize", "chunk")
+    finally:
+        conn.execute("DROP TABLE temp.words_again_vocab; DROP TABLE temp.words_again")
+    problems = []
+    if terms:
+        problems.append(f"chunk_fts: {terms} terms counted otherwise than the chunks hold them")
+    if ids:
+        problems.append(f"chunk_fts: {ids} chunk ids in the chunks or the index, not both")
+    return problems
+
+
+def _differ(conn: Any, columns: str, one: str, other: str) -> int:
+    """Rows of ``columns`` in one table and not the other, both ways."""
+    [(count,)] = conn.execute(
+        f"SELECT (SELECT count(*) FROM (SELECT {columns} FROM {one} "
+        f"EXCEPT SELECT {columns} FROM {other})) + (SELECT count(*) FROM "
+        f"(SELECT {columns} FROM {other} EXCEPT SELECT {columns} FROM {one}))"
+    )
+    return int(count)
