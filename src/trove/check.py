@@ -72,12 +72,11 @@ def check(store: Store) -> CheckReport:
 
 def _sqlite(conn: Any, report: CheckReport) -> None:
     try:
-        rows = conn.execute("PRAGMA integrity_check")
+        lines = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
     except CorruptStore:  # damage the check itself cannot walk past
-        report.problems.append("sqlite: integrity_check stopped: the file is damaged")
-        rows = [("ok",)]
-    if [r[0] for r in rows] != ["ok"]:
-        report.problems += [f"sqlite: {r[0]}" for r in rows[:20]]
+        lines = ["integrity_check stopped: the file is damaged"]
+    if lines != ["ok"]:
+        report.problems += [f"sqlite: {line}" for line in lines[:20]]
     for table in ("chunk_fts", "chunk_cjk"):
         try:
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")

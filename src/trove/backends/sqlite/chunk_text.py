@@ -40,11 +40,11 @@ TEXT_OF_C = (
 # The text of chunk ``c`` where its document is joined as ``d``.
 TEXT_OF_C_D = f"coalesce(c.text, {_SPAN.format(d='d')})"
 
-# The word index of schema 14: FTS5 stores postings only.
-WORD_INDEX_SQL = """
+# The word index's tokenizer (schema 1 on), and the index of schema 14: postings only.
+_TOKENIZE = "tokenize='porter unicode61 remove_diacritics 2'"
+WORD_INDEX_SQL = f"""
 CREATE VIRTUAL TABLE chunk_fts USING fts5 (
-    head, text, content='', contentless_delete=1,
-    tokenize='porter unicode61 remove_diacritics 2'
+    head, text, content='', contentless_delete=1, {_TOKENIZE}
 );
 """
 DELETE_TRIGGER_SQL = """
@@ -147,14 +147,15 @@ def word_index_problems(conn: Any) -> list[str]:
     temporary table, and compares the two vocabularies (each term's chunks and count)
     and the two sets of ids. ``conn``: the store's connection (``execute`` returns rows)."""
     conn.execute(
-        "DROP TABLE IF EXISTS temp.words_again; "
-        "CREATE VIRTUAL TABLE temp.words_again USING fts5 (head, text, "
-        "tokenize='porter unicode61 remove_diacritics 2'); "
-        "CREATE VIRTUAL TABLE temp.words_again_vocab USING fts5vocab (temp, words_again, 'row'); "
-        "INSERT INTO temp.words_again (rowid, head, text) "
-        f"SELECT c.id, c.head, {TEXT_OF_C} FROM chunk c"
+        "DROP TABLE IF EXISTS temp.words_again_vocab; DROP TABLE IF EXISTS temp.words_again; "
+        f"CREATE VIRTUAL TABLE temp.words_again USING fts5 (head, text, {_TOKENIZE}); "
+        "CREATE VIRTUAL TABLE temp.words_again_vocab USING fts5vocab (temp, words_again, 'row')"
     )
     try:
+        conn.execute(
+            "INSERT INTO temp.words_again (rowid, head, text) "
+            f"SELECT c.id, c.head, {TEXT_OF_C} FROM chunk c"
+        )
         terms = _differ(conn, "term, doc, cnt", "chunk_fts_vocab", "temp.words_again_vocab")
         ids = _differ(conn, "id", "chunk_fts_docsize", "chunk")
     finally:
