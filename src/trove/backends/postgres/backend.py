@@ -3,7 +3,7 @@
 Open it with ``trove.open("postgresql://user@host/db?schema=NAME")``. The class is the
 parts mixed together, one module each (the SQLite backend's modules have the same names):
 documents, files, filters, search, snippets, edges, stats, lifecycle, clusters,
-originals, vectors; it connects, migrates the schema and opens the pool.
+originals, vectors, checks; it connects, migrates the schema and opens the pool.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise MissingDependency(exc.name or "psycopg", "postgres", "PostgreSQL support") from None
 
 from trove.backends.listing import Listing
+from trove.backends.postgres.checks import IntegrityChecks
 from trove.backends.postgres.clusters import ClusterStorage
 from trove.backends.postgres.documents import DocumentStorage
 from trove.backends.postgres.edges import EdgeStorage
@@ -49,6 +50,7 @@ class PostgresBackend(
     LifecycleStorage,
     ClusterStorage,
     OriginalStorage,
+    IntegrityChecks,
 ):
     """Everything trove stores, in one PostgreSQL schema. Thread-safe: each thread's
     transaction has its own pooled connection."""
