@@ -28,6 +28,9 @@ max_wal_senders = 4
 hot_standby = on
 hot_standby_feedback = on
 wal_receiver_status_interval = 1s
+"""
+# A throwaway pair for tests: durability costs time and buys nothing.
+_FAST = """
 fsync = off
 full_page_writes = off
 """
@@ -78,7 +81,8 @@ def _url(sockets: Path, port: int) -> str:
 
 
 @contextlib.contextmanager
-def primary_and_standby() -> Iterator[Pair]:
+def primary_and_standby(*, durable: bool = False) -> Iterator[Pair]:
+    """The pair, stopped and removed afterwards; ``durable`` keeps fsync on (benchmarks)."""
     user = _user()
     root = Path(tempfile.mkdtemp(prefix="trove-pgrep-"))
     root.chmod(0o777)
@@ -86,7 +90,7 @@ def primary_and_standby() -> Iterator[Pair]:
     try:
         _run([_bin("initdb"), "-D", str(primary), "-U", "postgres", "--auth=trust"], user)
         with (primary / "postgresql.conf").open("a") as conf:
-            conf.write(_SETTINGS.format(sockets=root))
+            conf.write(_SETTINGS.format(sockets=root) + ("" if durable else _FAST))
         _run([_bin("pg_ctl"), "-D", str(primary), "-l", str(root / "primary.log"),
               "-o", "-p 5432", "-w", "start"], user)  # fmt: skip
         _run([_bin("pg_basebackup"), "-h", str(root), "-p", "5432", "-U", "postgres",
