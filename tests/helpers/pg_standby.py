@@ -56,6 +56,11 @@ class Pair:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGKILL)
 
+    def start_standby(self) -> None:
+        """Start the standby again (after :meth:`kill_standby`): it recovers and streams."""
+        (self.standby_data / "postmaster.pid").unlink(missing_ok=True)
+        _start(self.standby_data, 5433, _user())
+
 
 def _bin(name: str) -> str:
     from pgserver._commands import POSTGRES_BIN_PATH
@@ -76,6 +81,13 @@ def _run(args: list[str], user: str | None) -> None:
     subprocess.run(args, check=True, capture_output=True, user=user, timeout=120)
 
 
+def _start(data: Path, port: int, user: str | None) -> None:
+    log = data.parent / f"{data.name}.log"
+    _run(
+        [_bin("pg_ctl"), "-D", str(data), "-l", str(log), "-o", f"-p {port}", "-w", "start"], user
+    )
+
+
 def _url(sockets: Path, port: int) -> str:
     return f"postgresql://postgres@/postgres?host={sockets}&port={port}"
 
@@ -91,12 +103,10 @@ def primary_and_standby(*, durable: bool = False) -> Iterator[Pair]:
         _run([_bin("initdb"), "-D", str(primary), "-U", "postgres", "--auth=trust"], user)
         with (primary / "postgresql.conf").open("a") as conf:
             conf.write(_SETTINGS.format(sockets=root) + ("" if durable else _FAST))
-        _run([_bin("pg_ctl"), "-D", str(primary), "-l", str(root / "primary.log"),
-              "-o", "-p 5432", "-w", "start"], user)  # fmt: skip
+        _start(primary, 5432, user)
         _run([_bin("pg_basebackup"), "-h", str(root), "-p", "5432", "-U", "postgres",
               "-D", str(standby), "-R", "-X", "stream"], user)  # fmt: skip
-        _run([_bin("pg_ctl"), "-D", str(standby), "-l", str(root / "standby.log"),
-              "-o", "-p 5433", "-w", "start"], user)  # fmt: skip
+        _start(standby, 5433, user)
         yield Pair(root, _url(root, 5432), _url(root, 5433), standby)
     finally:
         for data in (standby, primary):

@@ -128,6 +128,10 @@ def _kill_mid_load(pair: Pair, primary: str, standby: str) -> None:
         assert reads[1] > 10  # reads went on, from the primary
         assert all(kb.get(doc_id) is not None for doc_id in acked)
         assert kb.stats().documents == len(acked)
+        # Started again, the standby catches up and serves reads once its rest is over.
+        pair.start_standby()
+        before = served[0]
+        assert wait_for(lambda: kb.search("quokka", mode="keyword") and served[0] > before, 30)
 
 
 def test_a_corpus_count_older_than_the_postings_still_ranks(pg_target: str) -> None:
@@ -147,3 +151,51 @@ def test_a_corpus_count_older_than_the_postings_still_ranks(pg_target: str) -> N
         )
         assert len(reader.search("wombat", mode="keyword", limit=50)) == 20
         assert reader.search("你好", mode="keyword")
+
+
+def test_trove_serve_with_a_replica_reads_its_writes(urls: tuple[str, str], pair: Pair) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    primary, standby = urls
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cli_main = "import sys; from trove.interfaces.cli import cli; cli(sys.argv[1:])"
+    args = ["--db", primary, "--embedder", "none", "serve", "--create", "--port", str(port)]
+    server = subprocess.Popen(
+        [sys.executable, "-c", cli_main, *args, "--replica", standby],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        assert wait_for(lambda: _up(base), 60), server.stderr and server.poll()
+        with httpx.Client(base_url=base, timeout=30) as http:
+            for i in range(10):
+                item = {"text": f"served note {i} ocelot{i}", "source": "h", "source_id": str(i)}
+                doc_id = http.post("/v1/items", json=item).json()["id"]
+                found = http.post("/v1/search", json={"query": f"ocelot{i}", "mode": "keyword"})
+                assert [h["doc_id"] for h in found.json()["hits"]][:1] == [doc_id]
+        # The server's connections to the standby last ran a read of the store's rows.
+        with psycopg.connect(pair.standby_url, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                "AND pid <> pg_backend_pid() AND (query LIKE '%chunk%' OR query LIKE '%document%')"
+            ).fetchone()
+        assert row is not None and row[0] >= 1
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def _up(base: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"{base}/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
