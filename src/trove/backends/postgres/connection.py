@@ -157,7 +157,14 @@ class Connected:
                 finally:
                     self._local.conn = None
             if self.replicas is not None:  # committed: reads wait for standbys to replay it
-                self.replicas.wrote(self._wal_position(conn))
+                self._note_write(self.replicas, conn)
+
+    def _note_write(self, replicas: Replicas, conn: psycopg.Connection) -> None:
+        """Read the position after the commit. If the primary is lost at that instant the
+        write still stands (it committed): only its position is not known, and a standby
+        may answer reads without it until it replays it."""
+        with contextlib.suppress(psycopg.Error):
+            replicas.wrote(self._wal_position(conn))
 
     def _wal_position(self, conn: psycopg.Connection) -> int:
         row = conn.execute(WRITTEN_LSN).fetchone()
