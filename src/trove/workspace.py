@@ -241,7 +241,7 @@ class Workspace:
         if not isinstance(data, bytes | bytearray):
             raise InvalidInput("an original is sent as bytes")
         self._changeable(doc_id)
-        return originals.attach(self.store, doc_id, bytes(data), name, media_type)
+        return originals.keep(self.store, doc_id, bytes(data), name, media_type)
 
     def delete(self, doc_id: str, *, hard: bool = False) -> bool:
         """Tombstone an item (False when it was already deleted or has expired: deleting
