@@ -39,8 +39,10 @@ def update(
     original: str | None,
     **fields: Any,
 ) -> None:
-    """Change a document's text, title, tags, metadata, importance, expiry, compression
-    level or kept original; its id stays."""
+    """Change a document's text, title, tags, metadata, importance or expiry; its id stays.
+
+    --compression-level says how summarised it is; --original keeps a file as its
+    original."""
     changes = {k: v for k, v in fields.items() if v not in (None, ())}
     if changes.get("text") == "-":
         changes["text"] = sys.stdin.read()
