@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -111,7 +112,7 @@ def prepare(
     if author_tier not in AUTHOR_TIERS:
         raise InvalidInput(f"author_tier must be one of {', '.join(AUTHOR_TIERS)}")
     title = _string(item, "title")
-    text = validate.text(item.get("text"), titled=bool(title.strip()))
+    text = _item_text(item, title)
     content_hash = text_hash(text)
     namespace = validate.key_part(_string(item, "namespace", "default"), "namespace")
     if not namespace:
@@ -127,9 +128,9 @@ def prepare(
     dedupe_key = _key(item, "dedupe_key")
     metadata = validate.metadata(item.get("metadata"))
     if doc_id is None:
-        doc_id = document_id(
-            namespace, scope, source, source_id, dedupe_key, content_hash, session
-        )
+        # A payload without text or key is known by its metadata, as a note by its text.
+        seed = _payload_hash(metadata) if not text and entry.payload_only(item) else content_hash
+        doc_id = document_id(namespace, scope, source, source_id, dedupe_key, seed, session)
     return assemble(
         Document,
         {
@@ -159,6 +160,19 @@ def prepare(
             **(entry.fields(item) if not entry.FIELDS.isdisjoint(item) else _NO_ENTRY),
         },
     )
+
+
+def _item_text(item: Mapping[str, Any], title: str) -> str:
+    """An item's text: something besides white space, unless the item has a title or is a
+    payload-only entry (index none: never found by a query), which may have none at all."""
+    payload = entry.payload_only(item)
+    return validate.text(
+        item.get("text", "" if payload else None), titled=bool(title.strip()) or payload
+    )
+
+
+def _payload_hash(metadata: Mapping[str, Any]) -> str:
+    return text_hash("payload\x00" + json.dumps(metadata, sort_keys=True, default=str))
 
 
 def text_hash(text: str) -> str:

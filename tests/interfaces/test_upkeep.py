@@ -180,3 +180,15 @@ def test_memory_fields_on_both_interfaces(servers: Servers) -> None:
     assert s.mcp("knowledge_get", id=via_http.json()["id"], with_vectors=True)["vectors"] == [
         pytest.approx(vector)
     ]
+
+
+def test_a_payload_only_entry_over_both_interfaces(servers: Servers) -> None:
+    s = servers
+    sent = s.http.post("/v1/items", json={"text": "", "index": "none", "metadata": {"n": 1}})
+    assert sent.status_code == 200, sent.text
+    payload = s.mcp("knowledge_write", text="", index="none", metadata={"n": 2})["id"]
+    assert s.mcp("knowledge_get", id=sent.json()["id"])["metadata"] == {"n": 1}
+    assert s.http.get(f"/v1/items/{payload}").json()["text"] == ""
+    assert s.mcp("knowledge_search", query="n", min_score=0)["results"] == []
+    refused = s.http.post("/v1/items", json={"text": "", "metadata": {"n": 3}})
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "invalid_input"

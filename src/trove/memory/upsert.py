@@ -106,8 +106,9 @@ def write_many(
 
 
 def empty(item: Any) -> bool:
-    """Whether an item holds nothing to store: no text and no title (blank or absent)."""
-    if not isinstance(item, Mapping):
+    """Whether an item holds nothing to store: no text and no title (blank or absent),
+    and it is not a payload-only entry (whose metadata is what it stores)."""
+    if not isinstance(item, Mapping) or entry.payload_only(item):
         return False
     return all(
         item.get(name) is None or (isinstance(item[name], str) and not item[name].strip())
