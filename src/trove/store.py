@@ -105,6 +105,10 @@ class Store:
         self.record_retrievals = record_retrievals
         # access_count/last_accessed of what reads hand out (record_access=False: not).
         self.access = AccessRecorder(backend, enabled=record_access)
+        if record_retrievals:  # and into the file's event log, where there is one
+            from trove import live
+
+            live.log_reads(self)
         # Originals larger than this are refused (None: $TROVE_MAX_ORIGINAL_BYTES or 1 GiB).
         self.max_original_bytes: int | None = None
 
