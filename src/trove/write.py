@@ -96,6 +96,8 @@ class _Plan:
     action: str
     chunks: list[ChunkRow] = field(default_factory=list)
     reindex: bool = False
+    # Chunked again as stored (Writer.rechunk): written unless the document has gone.
+    rechunk: bool = False
 
 
 def prepare(
@@ -260,6 +262,14 @@ class Writer:
         ``given``: the vectors callers brought, by document id."""
         return self.commit(docs, self.plan(docs), given or {})
 
+    def rechunk(self, docs: Sequence[Document]) -> list[WriteResult]:
+        """Cut stored documents into chunks again with this writer's chunker and index
+        the chunks (embedding them), in one transaction; each document's row and id stay,
+        and nothing is announced (its content did not change). A document deleted or
+        gone meanwhile is left alone (``unchanged``)."""
+        plans = {d.id: _Plan(d, "updated", self.chunker.rows(d), True, True) for d in docs}
+        return self.commit(docs, plans, {})
+
     def plan(self, docs: Sequence[Document]) -> dict[str, _Plan]:
         """What writing ``docs`` changes, by id, against what is stored now."""
         stamp = to_iso(now())
@@ -303,7 +313,7 @@ class Writer:
         if vectors is not None and isinstance(self.backend, LocalIndexes):
             self.backend.vectors_changed(dropped_ids, vector_ids, vectors.matrix)
         for plan in plans.values():
-            if plan.action != "unchanged":
+            if plan.action != "unchanged" and not plan.rechunk:
                 kind = {"added": "written", "restored": "restored"}.get(plan.action, "updated")
                 self.notify(kind, plan.doc)
         return [WriteResult(d.id, plans[d.id].action, len(plans[d.id].chunks)) for d in docs]
@@ -337,6 +347,10 @@ class Writer:
         """Correct a plan made before the transaction against what is now stored
         (``current``), so concurrent writers of one key get one ``added`` and consistent
         rows."""
+        if plan.rechunk:
+            if current is None or current.deleted_at is not None or not _same(current, plan.doc):
+                plan.action = "unchanged"  # deleted or changed since: not this plan's to write
+            return
         if current is not None and current.deleted_at is None and _same(current, plan.doc):
             plan.action = "unchanged"
             return
