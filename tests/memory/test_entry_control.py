@@ -152,3 +152,23 @@ def test_list_filters_without_a_query(kb: trove.Store) -> None:
     assert listed(source="chat") == {ids["low"]}
     with pytest.raises(trove.InvalidQuery):
         kb.list(min_importance="high")
+
+
+def test_reembed_and_check_leave_entries_kept_out_of_the_semantic_index(
+    durable_target: str,
+) -> None:
+    from trove.check import check
+
+    with trove.open(durable_target, embedder="hash:64") as kb:
+        hidden = kb.add("walrus bookkeeping", index=False)
+        payload = kb.add("", index="none", metadata={"walrus": 1})
+        words = kb.add("walrus words only", index="keyword")
+        found = kb.add("a walrus swims")
+        assert check(kb).problems == []
+        assert kb.reembed(missing=True) == 0
+        assert kb.reembed("hash:64") == 1  # a new table: only the semantic entry
+        for doc_id in (hidden, payload, words):
+            assert kb.chunk_vectors(doc_id) == [None]
+        hits = kb.search("walrus", mode="semantic", min_score=0)
+        assert [h.doc_id for h in hits] == [found]
+        assert check(kb).problems == []
