@@ -197,8 +197,10 @@ class Workspace:
         fields["namespace"] = self.namespace
         # Prepared once, here: its id says whose key it is, and the write uses it as is.
         tier = self.author_tier or self.store.author_tier  # as Store.write_many decides it
-        # A caller's own vector rides along to the write; the document is made without it.
-        doc = self.store.writer.prepare(_without(fields, "vector"), author_tier=tier)
+        # A caller's own vector and chunks ride along to the write; the document is made
+        # without them.
+        riding = {k: v for k, v in fields.items() if k not in ("vector", "chunks")}
+        doc = self.store.writer.prepare(riding, author_tier=tier)
         existing = self.store.peek(doc.id)
         if existing is not None and not self._visible(existing):
             raise Forbidden("an item with this key belongs to another session")

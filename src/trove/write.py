@@ -256,11 +256,23 @@ class Writer:
         return prepare(item, author_tier=author_tier, doc_id=doc_id)
 
     def write(
-        self, docs: Sequence[Document], given: Mapping[str, np.ndarray] | None = None
+        self,
+        docs: Sequence[Document],
+        given: Mapping[str, np.ndarray] | None = None,
+        cut: Mapping[str, list[ChunkRow]] | None = None,
     ) -> list[WriteResult]:
         """Write documents that were prepared; the last write of an id wins.
-        ``given``: the vectors callers brought, by document id."""
-        return self.commit(docs, self.plan(docs), given or {})
+        ``given``: the vectors callers brought, by document id; ``cut``: the chunks
+        callers cut them into (:func:`trove.chunk_spans.given_chunks`), by document id."""
+        plans = self.plan(docs)
+        for doc_id, rows in (cut or {}).items():
+            plan = plans[doc_id]
+            stored = self.backend.get_document(doc_id) if plan.action == "unchanged" else None
+            if stored is not None:  # the same document, cut anew: as rechunk does
+                plans[doc_id] = _Plan(stored, "updated", rows, True, True)
+            else:
+                plan.chunks, plan.reindex = rows, True
+        return self.commit(docs, plans, given or {})
 
     def rechunk(self, docs: Sequence[Document]) -> list[WriteResult]:
         """Cut stored documents into chunks again with this writer's chunker and index

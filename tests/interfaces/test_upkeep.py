@@ -192,3 +192,22 @@ def test_a_payload_only_entry_over_both_interfaces(servers: Servers) -> None:
     assert s.mcp("knowledge_search", query="n", min_score=0)["results"] == []
     refused = s.http.post("/v1/items", json={"text": "", "metadata": {"n": 3}})
     assert refused.status_code == 422 and refused.json()["error"]["code"] == "invalid_input"
+
+
+def test_chunks_cut_by_the_caller_over_both_interfaces(servers: Servers) -> None:
+    s = servers
+    text = "# Alpha\nthe walrus sleeps on ice.\n\n# Beta\nthe otter swims in kelp.\n"
+    b = text.index("# Beta")
+    spans = [[0, b, "Alpha"], [b, len(text), "Beta"]]
+    sent = s.http.post("/v1/items", json={"text": text, "chunks": spans, "source": "h"})
+    assert sent.status_code == 200, sent.text
+    written = s.mcp(
+        "knowledge_write", text=text + "mcp\n", chunks=[*spans, [len(text), len(text) + 4]]
+    )
+    assert len(s.mcp("knowledge_get", id=written["id"], with_vectors=True)["vectors"]) == 3
+    found = s.mcp("knowledge_search", query="otter kelp", min_score=0)["results"]
+    assert {r.get("heading") for r in found} == {"Beta"}
+    bad = s.http.post("/v1/items", json={"text": text, "chunks": [[0, 5]]})
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_input"
+    refused = failure(s.mcp, "knowledge_write", text=text, chunks=[[5, 0]])
+    assert refused.startswith("invalid_input")
