@@ -69,6 +69,8 @@ ITEM_KEYS = [
     "scope",
     "doc_type",
     "participants",
+    "chunks",
+    "index",
 ]
 
 

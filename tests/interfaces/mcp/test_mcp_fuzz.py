@@ -86,6 +86,8 @@ NAMES = [
     "rule",
     "dry_run",
     "cursor",
+    "chunks",
+    "index",
 ]
 scalars = st.one_of(
     st.none(),
@@ -123,6 +125,8 @@ def call(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpClient]:
 @example(tool="knowledge_attach_original", arguments={"id": "x" * 20, "data_base64": "=="})
 @example(tool="knowledge_canonicalize", arguments={"threshold": 1e-300, "text_threshold": None})
 @example(tool="knowledge_write", arguments={"text": "v", "vector": [1e30] * 64})
+@example(tool="knowledge_write", arguments={"text": "ab", "chunks": [[0, 2**63]]})
+@example(tool="knowledge_write", arguments={"text": "", "index": "none", "chunks": [[0, 1]]})
 def test_any_arguments_get_a_result_or_a_coded_error(
     call: McpClient, tool: str, arguments: dict[str, Any]
 ) -> None:
