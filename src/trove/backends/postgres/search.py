@@ -10,13 +10,14 @@ Document frequencies are counted over the matching rows, so nothing else is kept
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from psycopg import sql
 
-from trove.backends.postgres import postings
+from trove.backends.postgres import postings, term_cache
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
@@ -45,6 +46,13 @@ _SETTINGS = {
 }
 
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
+# A window ranked in this process: its chunks, and whether each passes the filters.
+_WINDOW_ROWS = (
+    "SELECT r.id, r.score, " + _CHUNK_FIELDS + ", coalesce(",
+    ", false) FROM unnest(%s::bigint[], %s::float8[]) AS r(id, score) "
+    "JOIN chunk c ON c.id = r.id JOIN document d ON d.id = c.doc_id ORDER BY r.score DESC, r.id",
+)
+_CACHE_LOCK = threading.Lock()
 
 
 class KeywordSearch(Connected):
@@ -52,6 +60,7 @@ class KeywordSearch(Connected):
 
     ranking: str
     _stems: dict[str, tuple[str, ...]]
+    _term_cache: term_cache.TermCache | None = None
 
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
@@ -94,6 +103,9 @@ class KeywordSearch(Connected):
         terms = postings.query_terms(words)
         if not terms:
             return []
+        if getattr(self._local, "conn", None) is None:
+            return self._cached_ranked(terms, where, params, limit)
+        # Inside a write: its own uncommitted postings, which no cache may keep.
         total, average, _ = self._corpus()
         ranking = postings.bm25_sql()
         return self._window(
@@ -103,6 +115,42 @@ class KeywordSearch(Connected):
             params,
             limit,
         )
+
+    def _cached_ranked(
+        self, terms: list[str], where: str, params: list[Any], limit: int
+    ) -> list[ChunkHit]:
+        """BM25 over the query terms' postings kept in this process (term_cache.py); the
+        window's chunks, filtered, from PostgreSQL."""
+        cache = self.term_cache()
+        if cache.catch_up():  # others wrote: the corpus counts are stale too
+            self._stats_cache = None
+        found = cache.postings(terms)
+        total, average, _ = self._corpus()
+        rank = term_cache.bm25_ranker(found, terms, total, average)
+        window = max(limit * 8, 100)
+        while True:
+            ranked = rank(window)
+            ids, scores = [cid for cid, _ in ranked], [score for _, score in ranked]
+            query = where.join(_WINDOW_ROWS)
+            rows = self.read_with(_SETTINGS, query, [*params, ids, scores])
+            hits = collapse(*split_rows(rows), limit)
+            if len(hits) >= limit or len(ranked) < window:
+                return hits
+            window *= 8
+
+    def term_cache(self) -> term_cache.TermCache:
+        """The query terms' postings this backend keeps (created at first use)."""
+        with _CACHE_LOCK:
+            if self._term_cache is None:
+                self._term_cache = term_cache.TermCache(
+                    lambda query, params: self.read_with({}, query, params)
+                )
+            return self._term_cache
+
+    def warm_words(self) -> None:
+        """Read the most frequent terms' postings now (Store.warm): a first query's common
+        words are then at hand."""
+        self.term_cache().warm()
 
     def _ranked(
         self, column: str, lexemes: Sequence[str], where: str, params: list[Any], limit: int
