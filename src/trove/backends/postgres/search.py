@@ -49,10 +49,13 @@ _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
 # A window ranked in this process: its chunks, and whether each passes the filters.
 _WINDOW_ROWS = (
     "SELECT r.id, r.score, " + _CHUNK_FIELDS + ", coalesce(",
-    ", false) FROM unnest(%s::bigint[], %s::float8[]) AS r(id, score) "
+    ", false), (SELECT coalesce(max(id), 0) FROM posting_log) "
+    "FROM unnest(%s::bigint[], %s::float8[]) AS r(id, score) "
     "JOIN chunk c ON c.id = r.id JOIN document d ON d.id = c.doc_id ORDER BY r.score DESC, r.id",
 )
 _CACHE_LOCK = threading.Lock()
+# Searches again after the log moved under one, at most (then the last answer stands).
+_RETRIES = 3
 
 
 class KeywordSearch(Connected):
@@ -120,22 +123,49 @@ class KeywordSearch(Connected):
         self, terms: list[str], where: str, params: list[Any], limit: int
     ) -> list[ChunkHit]:
         """BM25 over the query terms' postings kept in this process (term_cache.py); the
-        window's chunks, filtered, from PostgreSQL."""
+        window's chunks, filtered, from PostgreSQL.
+
+        The log is read with the window (its newest id, one round trip): when it moved
+        since the cache caught up, the cache catches up and the search runs again."""
         cache = self.term_cache()
-        if cache.catch_up():  # others wrote: the corpus counts are stale too
-            self._stats_cache = None
-        found = cache.postings(terms)
+        if cache.seen is None:
+            self._caught_up(cache)
+        for _ in range(_RETRIES):
+            seen = cache.seen
+            hits, newest = self._cached_window(cache, terms, where, params, limit)
+            if newest == seen or not self._caught_up(cache):
+                return hits
+        return hits
+
+    def _caught_up(self, cache: term_cache.TermCache) -> bool:
+        """The cache caught up with other writers; True if there were any."""
+        moved = cache.catch_up()
+        if moved:
+            self._stats_cache = None  # the corpus counts are stale too
+        return moved
+
+    def _cached_window(
+        self,
+        cache: term_cache.TermCache,
+        terms: list[str],
+        where: str,
+        params: list[Any],
+        limit: int,
+    ) -> tuple[list[ChunkHit], int | None]:
+        """The hits and the log's newest id (None: nothing was read to tell it)."""
         total, average, _ = self._corpus()
-        rank = term_cache.bm25_ranker(found, terms, total, average)
-        window = max(limit * 8, 100)
+        rank = term_cache.bm25_ranker(cache.postings(terms), terms, total, average)
+        # One-chunk documents fill a window of twice the limit; widened when they do not.
+        window = max(limit * 2, 20)
         while True:
             ranked = rank(window)
+            if not ranked:
+                return [], None
             ids, scores = [cid for cid, _ in ranked], [score for _, score in ranked]
-            query = where.join(_WINDOW_ROWS)
-            rows = self.read_with(_SETTINGS, query, [*params, ids, scores])
+            rows = self.read_with(_SETTINGS, where.join(_WINDOW_ROWS), [*params, ids, scores])
             hits = collapse(*split_rows(rows), limit)
             if len(hits) >= limit or len(ranked) < window:
-                return hits
+                return hits, (int(rows[0][8]) if rows else None)
             window *= 8
 
     def term_cache(self) -> term_cache.TermCache:

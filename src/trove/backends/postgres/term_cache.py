@@ -37,13 +37,16 @@ if TYPE_CHECKING:
 else:  # numpy loads where first used: opening a store needs none
     from trove.lazy import numpy as np
 
-# Postings kept in all (16 bytes each: 64 MB); a term alone above it is read, not kept.
-MAX_POSTINGS = 4_000_000
+# Postings kept in all (8 bytes each while chunk ids fit 31 bits: 128 MB; a 100k-chunk
+# store holds about 8M); a term alone above it is read for each query, not kept.
+MAX_POSTINGS = 16_000_000
 # Log rows read before each search; more than this since the last search: forget all.
 LOG_ROWS = 1_000
-# Terms warm_words() reads: the most frequent, up to this share of MAX_POSTINGS.
+# What warm_words() reads: the most frequent terms, up to this share of MAX_POSTINGS,
+# about this many postings a statement.
 WARM_SHARE = 0.5
-WARM_TERMS = 2_000
+WARM_TERMS = 100_000
+_WARM_BATCH = 500_000
 
 # A term's postings in chunk id order, packed by the server (big-endian, as int8send and
 # int4send write them): one row a term, three byte strings, no row per posting to parse.
@@ -82,6 +85,11 @@ class TermCache:
         self._size = 0
         self._seen: int | None = None  # the newest log id applied; None: read it first
         self._lock = threading.Lock()
+
+    @property
+    def seen(self) -> int | None:
+        """The newest log id applied; None before the first catch_up()."""
+        return self._seen
 
     def postings(self, terms: Sequence[str]) -> dict[str, Postings]:
         """The postings of ``terms`` as of the last catch_up() (read where not kept)."""
@@ -124,13 +132,17 @@ class TermCache:
         self.catch_up()
         budget = int(self._max * WARM_SHARE)
         chosen: list[str] = []
+        batch = 0
         for term, df in self._rows(_FREQUENT, (WARM_TERMS,)):
             if int(df) > budget:
-                continue
+                break
             budget -= int(df)
+            batch += int(df)
             chosen.append(str(term))
-        for start in range(0, len(chosen), 200):
-            self.postings(chosen[start : start + 200])
+            if batch >= _WARM_BATCH:
+                self.postings(chosen)
+                chosen, batch = [], 0
+        self.postings(chosen)
         return len(self._terms)
 
     def clear(self) -> None:
@@ -154,11 +166,11 @@ class TermCache:
         read: dict[str, Postings] = {}
         for term, ids, tf, length in self._rows(_READ, (terms,)):
             read[str(term)] = Postings(
-                np.frombuffer(ids, ">i8").astype(np.int64),
-                np.frombuffer(tf, ">i4").astype(np.int32),
-                np.frombuffer(length, ">i4").astype(np.int32),
+                _compact(np.frombuffer(ids, ">i8"), np.int32),
+                _compact(np.frombuffer(tf, ">i4"), np.uint16),
+                _compact(np.frombuffer(length, ">i4"), np.uint16),
             )
-        empty = Postings(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
+        empty = Postings(np.zeros(0, np.int32), np.zeros(0, np.uint16), np.zeros(0, np.uint16))
         for term in terms:
             postings = read.setdefault(term, empty)  # no postings: kept too (no re-read)
             if len(postings) <= self._max:
@@ -191,6 +203,12 @@ def bm25_ranker(
         return lambda window: []
     chunk_ids, values = _summed(np.concatenate(ids), np.concatenate(weights))
     return lambda window: top_window(chunk_ids, values, window)
+
+
+def _compact(values: np.ndarray, small: type[np.integer[Any]]) -> np.ndarray:
+    """Native integers, in ``small`` where every value fits (8 bytes a posting, mostly)."""
+    fits = not len(values) or int(values.max()) <= np.iinfo(small).max
+    return values.astype(small if fits else values.dtype.newbyteorder("="))
 
 
 def _summed(ids: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
