@@ -88,4 +88,7 @@ class PostgresBackend(
             raise StoreError(f"cannot connect to PostgreSQL at {self.where}") from None
 
     def close(self) -> None:
-        self.pool.close()
+        try:
+            self.finish_bulk()  # indexes set aside for a bulk load, built again
+        finally:
+            self.pool.close()
