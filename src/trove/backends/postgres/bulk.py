@@ -29,6 +29,10 @@ BULK_ROWS = 500
 # aside and building it again is the faster path.
 SET_ASIDE_BELOW = 4
 
+# Memory for building the graph (until the transaction ends): past it pgvector goes on
+# on disk, much slower; PostgreSQL's default of 64 MB holds about 30,000 384-d vectors.
+BUILD_MEMORY = "512MB"
+
 _ROWS = (
     "SELECT greatest(c.reltuples::bigint, coalesce(s.n_live_tup, 0)) FROM pg_class c "
     "LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = %s::regclass"
@@ -42,6 +46,11 @@ def worth_setting_aside(conn: psycopg.Connection, table: str, batch: int) -> boo
         return False
     row = conn.execute(_ROWS, (table,)).fetchone()
     return row is None or int(row[0]) < SET_ASIDE_BELOW * batch
+
+
+def build_memory(conn: psycopg.Connection) -> None:
+    """Give the index build that follows in this transaction ``BUILD_MEMORY``."""
+    conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (BUILD_MEMORY,))
 
 
 def set_aside(conn: psycopg.Connection, table: str) -> None:

@@ -132,6 +132,7 @@ class VectorStorage(Connected):
                 bulk.copy_vectors(cur, table, chunk_ids, rows)
                 return
             if table in aside:  # the load is over: the index first (then one insert)
+                bulk.build_memory(conn)
                 self._index(conn, table, aside.pop(table))
             cur.executemany(
                 sql.SQL(
@@ -156,6 +157,7 @@ class VectorStorage(Connected):
             with self.transaction(), self.conn() as conn:
                 found = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
                 if found is not None and found[0] is not None:  # not dropped meanwhile
+                    bulk.build_memory(conn)
                     self._index(conn, table, dimension)
 
     def vectors_by_hash(self, table: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
