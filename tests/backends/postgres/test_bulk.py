@@ -73,3 +73,17 @@ def test_a_writers_own_semantic_search_builds_the_index_first(
         assert hnsw_indexes(pg_url, schema) == []
         assert len(kb.search("cats", mode="semantic", limit=3)) == 3
         assert len(hnsw_indexes(pg_url, schema)) == 1
+
+
+def test_an_index_left_set_aside_by_a_killed_writer_is_built_by_the_next_one(
+    pg_target: str, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bulk, "BULK_ROWS", 10)
+    schema = parse(pg_target).schema
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(docs(30), batch_size=30)
+        kb.backend.__dict__["_aside"].clear()  # as if killed before building it again
+    assert hnsw_indexes(pg_url, schema) == []
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add("one more note", source_id="late")
+        assert len(hnsw_indexes(pg_url, schema)) == 1

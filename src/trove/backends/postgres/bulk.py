@@ -11,7 +11,8 @@ at least ``BULK_ROWS`` vectors going into a table that holds fewer than ``SET_AS
 times as many drops the index in its transaction and copies its rows in; the batches
 that follow from the same process copy too; the index is built again (``CREATE INDEX IF
 NOT EXISTS``) by that process's next smaller batch, its next semantic search, or its
-close. Meanwhile searches scan exactly: the same answers, slower on a large table.
+close (or, if it was killed, by the next process's first smaller batch into the table).
+Meanwhile searches scan exactly: the same answers, slower on a large table.
 """
 
 from __future__ import annotations
@@ -46,6 +47,17 @@ def worth_setting_aside(conn: psycopg.Connection, table: str, batch: int) -> boo
         return False
     row = conn.execute(_ROWS, (table,)).fetchone()
     return row is None or int(row[0]) < SET_ASIDE_BELOW * batch
+
+
+def missing_index(conn: psycopg.Connection, table: str, state: dict[str, object]) -> bool:
+    """Whether ``table`` lacks its HNSW index, asked once a table per backend (``state``:
+    its ``__dict__``): a writer killed mid-load leaves it so."""
+    checked: set[str] = state.setdefault("_index_checked", set())  # type: ignore[assignment]
+    if table in checked:
+        return False
+    checked.add(table)
+    row = conn.execute("SELECT to_regclass(%s)", (f"{table}_hnsw",)).fetchone()
+    return row is None or row[0] is None
 
 
 def build_memory(conn: psycopg.Connection) -> None:

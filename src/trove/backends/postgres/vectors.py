@@ -3,7 +3,8 @@
 As in SQLite, vectors sit in a table per generation (``chunk_vec_1``, ``chunk_vec_2`` ...)
 named by the lock in ``meta``, so a rebuild fills a new table beside the old one and
 switches in one transaction. Each table has an HNSW index (cosine); a rebuild builds it
-once at the end, which is much faster than growing it row by row.
+once at the end, which is much faster than growing it row by row, and so does a bulk
+load into a small table (bulk.py).
 
 A filtered k-NN first asks the index for the nearest chunks and filters them; when the
 filter leaves fewer than ``limit`` documents, it ranks exactly the chunks the filter
@@ -134,6 +135,10 @@ class VectorStorage(Connected):
             if table in aside:  # the load is over: the index first (then one insert)
                 bulk.build_memory(conn)
                 self._index(conn, table, aside.pop(table))
+            elif indexed and bulk.missing_index(conn, table, self.__dict__):
+                # Set aside by a writer that never finished (killed mid-load): built here.
+                bulk.build_memory(conn)
+                self._index(conn, table, rows.shape[1])
             cur.executemany(
                 sql.SQL(
                     "INSERT INTO {} (chunk_id, embedding) VALUES (%s, %s) "
