@@ -100,7 +100,8 @@ def test_a_store_written_before_postings_is_migrated_and_ranks_the_same(
     # words_len counted by the query parser's words.
     sql(
         pg_url,
-        f"DROP TABLE {schema}.posting, {schema}.term_df, {schema}.posting_log; "
+        f"DROP TABLE {schema}.posting, {schema}.term_df, {schema}.posting_log, "
+        f"{schema}.corpus_size; "
         f"DROP TRIGGER chunk_postings ON {schema}.chunk; "
         f"DROP FUNCTION {schema}.trove_drop_postings(); "
         f"UPDATE {schema}.chunk SET words_len = 1; "

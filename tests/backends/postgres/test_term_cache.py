@@ -107,7 +107,7 @@ def test_a_store_at_schema_7_gets_the_log_and_its_trigger_logs_deletions(
     old_trigger = old_trigger[: old_trigger.index("CREATE TRIGGER")]
     sql(
         pg_url,
-        f"SET search_path = {schema}; DROP TABLE posting_log; "
+        f"SET search_path = {schema}; DROP TABLE posting_log, corpus_size; "
         + old_trigger.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
         + "DELETE FROM trove_migrations WHERE version = 8",
     )
@@ -137,3 +137,23 @@ def test_warm_words_keeps_the_most_frequent_terms(pg_target: str) -> None:
         kept = kb.backend.term_cache()._terms
         assert {"cat", "knowledg", "the"} <= set(kept)
         assert kept["the"].ids.tolist() == sorted(kept["the"].ids.tolist())
+
+
+def test_corpus_size_follows_adds_replacements_and_purges(pg_target: str, pg_url: str) -> None:
+    schema = parse(pg_target).schema
+    counted = (
+        f"SELECT count(*), sum(words_len), sum(grams_len) FROM {schema}.chunk "
+        f"UNION ALL SELECT chunks, words, grams FROM {schema}.corpus_size"
+    )
+    fill(pg_target)
+    with trove.open(pg_target, embedder=None) as kb:
+        kb.add("猫が好きです and cats", source="s", source_id="cjk")
+        kb.add("A dog's day, replaced by a longer one with more words.", source="s", source_id="e")
+        kb.delete(kb.search("generously", mode="keyword")[0].doc_id)
+        kb.purge()
+        rows = sql(pg_url, counted)
+        assert rows[0] == rows[1] and rows[0][2] > 0
+        assert kb.backend.index_problems() == []
+    sql(pg_url, f"UPDATE {schema}.corpus_size SET chunks = chunks + 1")
+    with trove.open(pg_target, embedder=None) as kb:
+        assert [p for p in kb.backend.index_problems() if p.startswith("corpus_size:")]

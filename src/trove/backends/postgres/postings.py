@@ -63,12 +63,22 @@ CREATE TRIGGER chunk_postings AFTER DELETE ON chunk
 
 # The log of changed terms: its ids are taken under the writers' advisory lock, held to
 # commit, so they grow in commit order (term_cache.py relies on it). The trigger logs the
-# terms of the postings it drops.
+# terms of the postings it drops. corpus_size: the number of chunks and their total word
+# and gram counts (BM25's corpus size and mean lengths), kept by the same writers, where
+# counting them scanned the chunk table (0.2-0.8 s at 100k chunks).
 M008 = """
 CREATE TABLE posting_log (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     terms text[] NOT NULL
 );
+CREATE TABLE corpus_size (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    chunks bigint NOT NULL,
+    words bigint NOT NULL,
+    grams bigint NOT NULL
+);
+INSERT INTO corpus_size
+SELECT true, count(*), coalesce(sum(words_len), 0), coalesce(sum(grams_len), 0) FROM chunk;
 CREATE OR REPLACE FUNCTION trove_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_advisory_xact_lock(1414680409, hashtext(TG_TABLE_SCHEMA));  -- see write()
@@ -81,6 +91,9 @@ BEGIN
     )
     INSERT INTO term_df (term, df) SELECT term, n FROM counted ORDER BY term
     ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df;
+    UPDATE corpus_size SET chunks = chunks - g.n, words = words - g.w, grams = grams - g.g
+    FROM (SELECT count(*) AS n, coalesce(sum(words_len), 0) AS w,
+                 coalesce(sum(grams_len), 0) AS g FROM gone) g;
     RETURN NULL;
 END $$;
 """
@@ -150,6 +163,15 @@ def write(
         cur.execute(_ADD_DF, (terms, [held[t] for t in terms]))
         if terms:
             cur.execute(_LOG, (terms, LOG_KEEP, _PRUNE_EVERY))
+
+
+def count_chunks(cur: psycopg.Cursor, chunks: int, words: int, grams: int) -> None:
+    """New chunks (how many, their word and gram counts) into ``corpus_size``; after
+    :func:`write`, under its lock."""
+    cur.execute(
+        "UPDATE corpus_size SET chunks = chunks + %s, words = words + %s, grams = grams + %s",
+        (chunks, words, grams),
+    )
 
 
 _ADD_DF = (
@@ -238,6 +260,13 @@ _DF_WRONG = (
 )
 
 
+_CORPUS_WRONG = (
+    "SELECT s.chunks, s.words, s.grams, c.n, c.w, c.g FROM corpus_size s, "
+    "(SELECT count(*) AS n, coalesce(sum(words_len), 0) AS w, coalesce(sum(grams_len), 0) AS g "
+    "FROM chunk) c WHERE (s.chunks, s.words, s.grams) IS DISTINCT FROM (c.n, c.w, c.g)"
+)
+
+
 def problems(conn: psycopg.Connection) -> list[str]:
     """Where the postings disagree with the chunks (``trove check``)."""
     found = [
@@ -255,4 +284,10 @@ def problems(conn: psycopg.Connection) -> list[str]:
     row = conn.execute(_DF_WRONG).fetchone()
     if row and row[0]:
         found.append(f"term_df: {row[0]} terms with a document frequency their postings deny")
+    row = conn.execute(_CORPUS_WRONG).fetchone()
+    if row:
+        found.append(
+            f"corpus_size: {row[0]} chunks, {row[1]} words, {row[2]} grams recorded; "
+            f"the chunks hold {row[3]}, {row[4]}, {row[5]}"
+        )
     return found

@@ -28,9 +28,10 @@ from trove.search.filters import Filters
 from trove.search.query import ParsedQuery, RawNode
 from trove.search.ranking import collapse, merge_evidence, substring_scores
 
-# Corpus size and mean lengths (for BM25) are recounted at most this often when other
-# processes write; this process's own writes invalidate them at once.
-_STATS_TTL_S = 30.0
+# Corpus size and mean lengths (for BM25: one row of corpus_size, kept by writers) are
+# read again at most this often when other processes write (a keyword search reads them
+# again as soon as the posting log moves); this process's own writes invalidate them.
+_STATS_TTL_S = 5.0
 _K1, _B = bm25.K1, bm25.B
 _STEM_CACHE = 100_000
 
@@ -290,10 +291,9 @@ class KeywordSearch(Connected):
         cached = self._stats_cache
         if cached is not None and time.monotonic() - cached[0] < _STATS_TTL_S:
             return cached[1], cached[2], cached[3]
-        row = self.one(
-            "SELECT count(*), coalesce(avg(words_len), 0), coalesce(avg(grams_len), 0) FROM chunk"
-        )
-        total, words, grams = (int(row[0]), float(row[1]), float(row[2])) if row else (0, 0, 0)
+        row = self.one("SELECT chunks, words, grams FROM corpus_size")  # kept by writers
+        total = int(row[0]) if row else 0
+        words, grams = (int(row[1]) / total, int(row[2]) / total) if row and total else (0, 0)
         self._stats_cache = (time.monotonic(), total, words, grams)
         return total, words, grams
 
