@@ -157,3 +157,25 @@ def test_corpus_size_follows_adds_replacements_and_purges(pg_target: str, pg_url
     sql(pg_url, f"UPDATE {schema}.corpus_size SET chunks = chunks + 1")
     with trove.open(pg_target, embedder=None) as kb:
         assert [p for p in kb.backend.index_problems() if p.startswith("corpus_size:")]
+
+
+def test_kept_weights_give_the_same_scores_and_follow_the_corpus_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(term_cache, "MEMO_MIN", 1)
+    rng = np.random.default_rng(3)
+    ids = np.arange(0, 200, 2, dtype=np.int32)
+    found = {
+        "x": term_cache.Postings(
+            ids,
+            rng.integers(1, 5, 100).astype(np.uint16),
+            rng.integers(5, 50, 100).astype(np.uint16),
+        )
+    }
+    memo: dict[str, term_cache.Gains] = {}
+    first = term_cache.bm25_ranker(found, ["x"], 1_000, 20.0, memo)(10)
+    assert "x" in memo
+    assert term_cache.bm25_ranker(found, ["x"], 1_000, 20.0, memo)(10) == first
+    assert term_cache.bm25_ranker(found, ["x"], 1_000, 20.0)(10) == first
+    other = term_cache.bm25_ranker(found, ["x"], 2_000, 20.0, memo)(10)
+    assert other == term_cache.bm25_ranker(found, ["x"], 2_000, 20.0)(10) != first

@@ -155,7 +155,7 @@ class KeywordSearch(Connected):
     ) -> tuple[list[ChunkHit], int | None]:
         """The hits and the log's newest id (None: nothing was read to tell it)."""
         total, average, _ = self._corpus()
-        rank = term_cache.bm25_ranker(cache.postings(terms), terms, total, average)
+        rank = term_cache.bm25_ranker(cache.postings(terms), terms, total, average, cache.gains)
         # One-chunk documents fill a window of twice the limit; widened when they do not.
         window = max(limit * 2, 20)
         while True:

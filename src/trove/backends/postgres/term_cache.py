@@ -47,6 +47,10 @@ LOG_ROWS = 1_000
 WARM_SHARE = 0.5
 WARM_TERMS = 100_000
 _WARM_BATCH = 500_000
+# Terms with at least this many postings keep their weights between queries (the
+# weights of a stop word's 90,000 postings cost about a millisecond), up to this many.
+MEMO_MIN = 4_096
+MEMO_TERMS = 1_000
 
 # A term's postings in chunk id order, packed by the server (big-endian, as int8send and
 # int4send write them): one row a term, three byte strings, no row per posting to parse.
@@ -84,6 +88,7 @@ class TermCache:
         self._terms: OrderedDict[str, Postings] = OrderedDict()
         self._size = 0
         self._seen: int | None = None  # the newest log id applied; None: read it first
+        self.gains: dict[str, Gains] = {}  # bm25_ranker's memo
         self._lock = threading.Lock()
 
     @property
@@ -183,26 +188,63 @@ class TermCache:
 
 
 def bm25_ranker(
-    postings: dict[str, Postings], terms: Sequence[str], total: int, average: float
+    postings: dict[str, Postings],
+    terms: Sequence[str],
+    total: int,
+    average: float,
+    memo: dict[str, Gains] | None = None,
 ) -> Callable[[int], list[tuple[int, float]]]:
     """Chunks ranked by FTS5's ``bm25()`` for an OR of ``terms`` (a term given twice
-    counts twice), as a function of the window wanted: (chunk id, score), best first."""
+    counts twice), as a function of the window wanted: (chunk id, score), best first.
+    ``memo`` keeps long terms' weights between queries while the corpus counts hold."""
     times = Counter(terms)
     ids, weights = [], []
     for term in dict.fromkeys(terms):
         found = postings.get(term)
         if found is None or not len(found):
             continue
-        df = len(found)
-        n = max(total, df)  # a stale corpus count never makes idf negative
-        idf = math.log((n - df + 0.5) / (df + 0.5))
-        norms = K1 * (1 - B + B * found.length / (average or 1.0))
         ids.append(found.ids)
-        weights.append(gain(idf if idf > 0 else IDF_FLOOR, found.tf, norms) * times[term])
+        weights.append(_weights(found, max(total, len(found)), average, term, memo) * times[term])
     if not ids:
         return lambda window: []
     chunk_ids, values = _summed(np.concatenate(ids), np.concatenate(weights))
     return lambda window: top_window(chunk_ids, values, window)
+
+
+class Gains(NamedTuple):
+    """A term's weight in each of its postings, and what it was computed from."""
+
+    postings: Postings
+    total: int
+    average: float
+    weights: np.ndarray
+
+
+def _weights(
+    found: Postings, total: int, average: float, term: str, memo: dict[str, Gains] | None
+) -> np.ndarray:
+    """What the term adds to each of its chunks' scores; ``total`` is at least its
+    document frequency, so that a stale corpus count never makes idf negative."""
+    kept = memo.get(term) if memo is not None else None
+    if (
+        kept is not None
+        and kept.postings is found
+        and (kept.total, kept.average)
+        == (
+            total,
+            average,
+        )
+    ):
+        return kept.weights
+    df = len(found)
+    idf = math.log((total - df + 0.5) / (df + 0.5))
+    norms = K1 * (1 - B + B * found.length / (average or 1.0))
+    weights = gain(idf if idf > 0 else IDF_FLOOR, found.tf, norms)
+    if memo is not None and df >= MEMO_MIN:
+        if len(memo) >= MEMO_TERMS:
+            memo.clear()
+        memo[term] = Gains(found, total, average, weights)
+    return weights
 
 
 def _compact(values: np.ndarray, small: type[np.integer[Any]]) -> np.ndarray:
