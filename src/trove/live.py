@@ -20,7 +20,7 @@ from trove.errors import InvalidInput
 from trove.events import EVENT_KINDS
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.events import EventLog
+    from trove.backends.base import EventLog
     from trove.store import Store
 
 # How often the file's log is read: a read of an index range, cheap, and the delay an
@@ -29,13 +29,10 @@ POLL_SECONDS = 0.05
 
 
 def event_log(store: Store) -> EventLog | None:
-    from trove.backends.sqlite.backend import SQLiteBackend
+    from trove.backends.base import LoggingEvents
 
-    if isinstance(store.backend, SQLiteBackend):
-        from trove.backends.sqlite.events import EventLog
-
-        return EventLog(store.backend)
-    return None
+    backend = store.backend
+    return backend.event_log() if isinstance(backend, LoggingEvents) else None
 
 
 class EventFeed:

@@ -20,7 +20,6 @@ from trove.events import Events
 from trove.expansion_counts import CacheCounts
 from trove.memory.access import AccessRecorder
 from trove.models import FUSIONS
-from trove.opening import ClosedBackend
 from trove.rwlock import ReadWriteLock
 
 if TYPE_CHECKING:
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from trove.memory import clusters as cluster_groups
     from trove.memory.clusters import Clusters
     from trove.models import Document, Edge, Page, Stats
+    from trove.parts import Memos
     from trove.search import budget, hybrid
     from trove.search.variants import SearchResults
     from trove.workspace import Workspace
@@ -118,6 +118,8 @@ class Store:
         self.access.close()
         self._pool.shutdown()
         self.backend.close()
+        from trove.backends.closed import ClosedBackend
+
         closed: Any = ClosedBackend()
         self.backend = self.vectors.backend = closed
         if "writer" in self.__dict__:
@@ -368,7 +370,14 @@ class Store:
         return found
 
     @functools.cached_property
-    def _hybrid(self) -> hybrid.HybridSearch:
+    def memos(self) -> Memos:
+        """What the agent loop remembers between calls (settings, enrichment, expansions)."""
+        from trove.parts import Memos
+
+        return Memos()
+
+    @functools.cached_property
+    def hybrid_search(self) -> hybrid.HybridSearch:
         """Keyword, semantic and hybrid ranking over this store's parts."""
         return hybrid.HybridSearch(self, self._pool, lambda: atomic.active(self))
 
@@ -378,7 +387,7 @@ class Store:
         :mod:`trove.memory.clusters`."""
         return cluster_groups.Clusters(self)
 
-    def _has_duplicates(self) -> bool:
+    def has_duplicates(self) -> bool:
         return self.backend.get_meta(canonical.META_KEY) is not None
 
     def canonicalize(self, **options: Any) -> builtins.list[canonical.DuplicateGroup]:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from trove import originals
     from trove.ingest import ownership
     from trove.memory import atomic, lifecycle, upsert
-    from trove.store import Store
+    from trove.parts import Writing
     from trove.write import WriteResult
 else:  # loaded at the first write: a store opened to read or count needs none of them
     from trove.lazy import LazyModule
@@ -41,7 +41,7 @@ _log = logging.getLogger("trove")
 
 
 def add(
-    self: Store,
+    self: Writing,
     text: str,
     *,
     source: str = "",
@@ -116,7 +116,7 @@ def add(
 
 
 def add_many(
-    self: Store,
+    self: Writing,
     items: Iterable[Mapping[str, Any]],
     *,
     batch_size: int = 256,
@@ -144,7 +144,7 @@ def add_many(
 
 
 def write_many(
-    self: Store,
+    self: Writing,
     items: Iterable[Mapping[str, Any]],
     *,
     batch_size: int = 256,
@@ -170,26 +170,26 @@ def write_many(
     return results
 
 
-def fold_log(self: Store) -> None:
+def fold_log(self: Writing) -> None:
     """Take a backend's write-ahead log into its file (SQLite: a bulk write leaves tens of
     MB of log otherwise, until the last connection closes)."""
     if isinstance(self.backend, WriteLog):
         self.backend.fold_log()
 
 
-def delete(self: Store, doc_id: str) -> bool:
+def delete(self: Writing, doc_id: str) -> bool:
     """Tombstone a document: gone from search and :meth:`get`, back with :meth:`restore`.
 
     Returns True if this call deleted it, False if it was deleted already."""
     return lifecycle.delete(self, doc_id)
 
 
-def restore(self: Store, doc_id: str) -> None:
+def restore(self: Writing, doc_id: str) -> None:
     """Undo :meth:`delete` (until :meth:`purge` removes the document for good)."""
     lifecycle.restore(self, doc_id)
 
 
-def purge(self: Store, ids: Iterable[str] | None = None) -> int:
+def purge(self: Writing, ids: Iterable[str] | None = None) -> int:
     """Remove documents for good; returns how many.
 
     Without ``ids``: every tombstoned and expired document. With ``ids``: those
@@ -197,14 +197,14 @@ def purge(self: Store, ids: Iterable[str] | None = None) -> int:
     return lifecycle.purge_spent(self) if ids is None else lifecycle.purge(self, ids)
 
 
-def clear(self: Store, namespace: str) -> int:
+def clear(self: Writing, namespace: str) -> int:
     """Remove every document of ``namespace`` for good (all scopes, deleted ones too),
     in one transaction; returns how many. A write racing it is either removed whole or
     kept whole."""
     return lifecycle.clear(self, namespace)
 
 
-def transaction(self: Store) -> AbstractContextManager[None]:
+def transaction(self: Writing) -> AbstractContextManager[None]:
     """``with kb.transaction(): ...`` makes the writes inside (adds, updates, deletes,
     links) one transaction: all kept, or none if the block raises. Events are emitted
     after the commit, and not at all on a rollback."""
@@ -212,7 +212,7 @@ def transaction(self: Store) -> AbstractContextManager[None]:
 
 
 def reembed(
-    self: Store,
+    self: Writing,
     embedder: EmbedderSpec = AUTO,
     *,
     missing: bool = False,
@@ -233,7 +233,7 @@ def reembed(
     return embedded
 
 
-def update(self: Store, doc_id: str, **changes: Any) -> str:
+def update(self: Writing, doc_id: str, **changes: Any) -> str:
     """Change a document's ``text``, ``title``, ``tags``, ``metadata`` (replaced),
     ``importance``, ``expires_at`` or ``ttl``, or its memory fields and entry control
     (``confidence``, ``compression_level``, ``entities``, ``source_turn_ids``,

@@ -34,7 +34,7 @@ from trove.timeutil import now, to_epoch
 if TYPE_CHECKING:
     import numpy as np
 
-    from trove.store import Store
+    from trove.parts import Transacting
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
 
@@ -65,7 +65,7 @@ class DuplicateGroup:
 
 
 def canonicalize(
-    store: Store,
+    store: Transacting,
     *,
     namespace: str = "default",
     threshold: float = 0.95,
@@ -107,7 +107,7 @@ def canonicalize(
     return groups
 
 
-def uncanonicalize(store: Store, *, namespace: str = "default") -> int:
+def uncanonicalize(store: Transacting, *, namespace: str = "default") -> int:
     """Undo :func:`canonicalize` in a namespace; returns how many documents it unmarked."""
     ids = store.backend.namespace_documents(namespace)
     docs = store.backend.get_documents(ids)
@@ -130,14 +130,14 @@ def _check(threshold: float, text_threshold: float | None, rule: str) -> None:
         raise InvalidInput(f"rule must be one of {', '.join(RULES)}, not {rule!r}")
 
 
-def _live(store: Store, namespace: str) -> list[str]:
+def _live(store: Transacting, namespace: str) -> list[str]:
     """Ids of a namespace's live documents (not deleted, not expired), sorted."""
     ids = store.backend.namespace_documents(namespace)
     where = Filters.build(namespace=namespace)
     return sorted(d for d in store.backend.visible(ids, where, now()) if d)
 
 
-def _vectors(store: Store, namespace: str, ids: Sequence[str]) -> np.ndarray | None:
+def _vectors(store: Transacting, namespace: str, ids: Sequence[str]) -> np.ndarray | None:
     """One unit vector per document (the mean of its chunks'), rows in ``ids`` order."""
     lock = store.backend.vector_lock()
     if lock is None or not ids:
@@ -153,7 +153,7 @@ def _vectors(store: Store, namespace: str, ids: Sequence[str]) -> np.ndarray | N
     return matrix
 
 
-def _texts(store: Store, ids: Sequence[str]) -> dict[str, str]:
+def _texts(store: Transacting, ids: Sequence[str]) -> dict[str, str]:
     """The indexed text of documents (their chunks' text, joined)."""
     wanted = list(dict.fromkeys(ids))
     texts: dict[str, str] = {}
@@ -261,7 +261,7 @@ def _group(members: Sequence[Document], rule: str) -> DuplicateGroup:
     return DuplicateGroup(ranked[0].id, sorted(d.id for d in ranked[1:]))
 
 
-def _mark(store: Store, groups: Sequence[DuplicateGroup]) -> None:
+def _mark(store: Transacting, groups: Sequence[DuplicateGroup]) -> None:
     stamp = now()
     marks: dict[str, str | None] = {}
     for group in groups:

@@ -26,7 +26,7 @@ from trove.timeutil import now
 if TYPE_CHECKING:
     import numpy as np
 
-    from trove.store import Store
+    from trove.parts import WithBackend
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
 
@@ -133,7 +133,7 @@ def _lock(backend: Backend, vectorizer: Vectorizer, dimension: int) -> EmbedderL
     return backend.lock_vectors(CALLER_SPEC, CALLER_SPEC, dimension)
 
 
-def query(store: Store, value: Any) -> tuple[EmbedderLock, np.ndarray] | None:
+def query(store: WithBackend, value: Any) -> tuple[EmbedderLock, np.ndarray] | None:
     """The lock and a caller's query vector (None: the store has no vectors yet)."""
     vector = parse(value, error=InvalidQuery)
     lock = store.backend.vector_lock()
@@ -146,7 +146,7 @@ def query(store: Store, value: Any) -> tuple[EmbedderLock, np.ndarray] | None:
     return lock, vector
 
 
-def search(store: Store, value: Any, where: Filters, limit: int, explain: bool) -> list[Hit]:
+def search(store: WithBackend, value: Any, where: Filters, limit: int, explain: bool) -> list[Hit]:
     """Documents nearest to a caller's query vector, best first, one hit per document."""
     if not isinstance(limit, int) or limit < 0:
         raise InvalidQuery("limit must be a non-negative integer")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.backend import SQLiteBackend
+    from trove.backends.sqlite.parts import SQLiteParts
 
 KEEP = 10_000
 COLUMNS = ("id", "kind", "doc_id", "namespace", "scope", "session_id", "source", "doc_type")
@@ -79,7 +79,7 @@ def event_log_sql() -> str:
 class EventLog:
     """Reads a SQLite store's event log (through the backend's one connection)."""
 
-    def __init__(self, backend: SQLiteBackend) -> None:
+    def __init__(self, backend: SQLiteParts) -> None:
         self.backend = backend
 
     def last_id(self) -> int:
