@@ -64,7 +64,7 @@ else:
     write = LazyModule("trove.write")
 
 
-class Store:
+class Store(store_writes.StoreWrites):
     """A knowledge store. Open one with :func:`trove.open`."""
 
     def __init__(
@@ -200,18 +200,8 @@ class Store:
         ``expand`` (``llm`` or ``off``) and ``enrich`` (``on`` or ``off``)."""
         return agent.settings(self, **changes)
 
-    # --- writing: the bodies are in trove/store_writes.py -------------------------
-
-    add = store_writes.add
-    add_many = store_writes.add_many
-    write_many = store_writes.write_many
-    delete = store_writes.delete
-    restore = store_writes.restore
-    purge = store_writes.purge
-    clear = store_writes.clear
-    transaction = store_writes.transaction
-    reembed = store_writes.reembed
-    update = store_writes.update
+    # --- writing: add, add_many, write_many, update, delete, restore, purge, clear,
+    # transaction and reembed are StoreWrites' (trove/store_writes.py) ----------------
 
     def link(self, src: str, dst: str, type: str = "relates_to", weight: float = 1.0) -> Edge:
         """A typed, weighted edge from ``src`` to ``dst`` (linking again sets the weight)."""
