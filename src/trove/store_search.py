@@ -57,7 +57,7 @@ def ranked(
         return SearchResults(memory_rank.apply(wide, rank, now(), limit, explain))
     if vector is not None:
         where = Filters.build(**filters)
-        return SearchResults(own_vectors.search(self, vector, where, limit, explain))
+        return SearchResults(own_vectors.search(self.backend, vector, where, limit, explain))
     if variants or expand == "llm":
         return agent.search_variants(
             self,
