@@ -94,8 +94,7 @@ LAYERS = {
     "trove.originals": "core",
 }
 
-# The layers each layer may import (besides itself), top to bottom: each imports only
-# layers below it.
+# The layers, top to bottom: each may import itself and layers below it.
 ORDER = (
     "main",
     "interfaces",
@@ -111,7 +110,18 @@ ORDER = (
     "models",
     "core",
 )
-ALLOWED: dict[str, tuple[str, ...]] = {name: ORDER[i + 1 :] for i, name in enumerate(ORDER)}
+# Below that, a few layers keep out of others that are beneath them:
+KEPT_OUT = {
+    # Ingest reads files into its Target protocol (the store hands it a StoreTarget); it
+    # knows nothing of how the target chunks, embeds or searches.
+    "ingest": ("write", "search", "models"),
+    # Operations on what a store holds never run an ingest.
+    "operations": ("ingest",),
+}
+ALLOWED: dict[str, tuple[str, ...]] = {
+    name: tuple(b for b in ORDER[i + 1 :] if b not in KEPT_OUT.get(name, ()))
+    for i, name in enumerate(ORDER)
+}
 
 # Modules that may import a concrete backend package.
 CONCRETE = ("trove.backends.sqlite", "trove.backends.postgres")
