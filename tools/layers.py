@@ -126,9 +126,6 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 # Modules that may import a concrete backend package.
 CONCRETE = ("trove.backends.sqlite", "trove.backends.postgres")
 MAY_NAME_CONCRETE = ("trove.backends", "trove.opening")
-# Addresses, not backends: telling whether a target names PostgreSQL, parsing it, showing
-# it without its password load no backend, and commands that print a target ask them.
-ADDRESSES = ("trove.backends.postgres.scheme", "trove.backends.postgres.url")
 
 # The most modules one strongly connected set may hold.
 MAX_TANGLE = 3
@@ -236,10 +233,8 @@ def problems(
             la, lb = layer(a, placed), layer(b, placed)
             if la and lb and la != lb and lb not in allowed[la]:
                 found.append(f"{a} -> {b}: {la} may not import {lb}")
-            if (
-                any(_under(b, c) for c in CONCRETE)
-                and b not in ADDRESSES
-                and not any(_under(a, m) for m in MAY_NAME_CONCRETE)
+            if any(_under(b, c) for c in CONCRETE) and not any(
+                _under(a, m) for m in MAY_NAME_CONCRETE
             ):
                 found.append(f"{a} -> {b}: only trove.opening names a concrete backend")
     biggest = tangles(g)[0] if g else []

@@ -14,6 +14,10 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
+# Whether a target names PostgreSQL, and how to show it (its password hidden): asked by
+# every command that prints a target, which need not know the backend packages.
+from trove.backends.postgres.scheme import is_postgres as is_postgres
+from trove.backends.postgres.scheme import redact as redact
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.errors import InvalidInput, StoreError
 
@@ -50,8 +54,6 @@ def check_options(options: dict[str, Any]) -> None:
 
 def open_store(target: str | os.PathLike[str], *, create: bool = True, **options: Any) -> Store:
     """``trove.open``: the options checked, the backend chosen, the store assembled."""
-    from trove.backends.postgres.scheme import is_postgres
-
     check_options(options)
     busy = options.pop("busy_timeout_ms", 5000)
     path = os.fspath(target)

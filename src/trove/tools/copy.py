@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from trove.backends.base import Backend, EmbedderLock, LocalIndexes
-from trove.backends.postgres.url import is_postgres, redact
 from trove.errors import EmbedderMismatch, InvalidInput, NotFound
 from trove.ingest import ownership
 from trove.models import Document, same_copy
+from trove.opening import is_postgres, redact
 from trove.originals import copy_original
 from trove.timeutil import now, to_epoch
 
