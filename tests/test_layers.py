@@ -74,6 +74,12 @@ def _problems(tmp_path: Path, **changes: str) -> list[str]:
     return layers.problems(_write(tmp_path, files), PLACED, ALLOWED)
 
 
+def test_interfaces_and_ingest_keep_out_of_what_they_need_not_know() -> None:
+    assert "backends" not in layers.ALLOWED["interfaces"]
+    assert "write" not in layers.ALLOWED["ingest"] and "search" not in layers.ALLOWED["ingest"]
+    assert "store" in layers.ALLOWED["interfaces"] and "core" in layers.ALLOWED["ingest"]
+
+
 def test_a_tree_that_keeps_the_table_passes(tmp_path: Path) -> None:
     assert _problems(tmp_path) == []
 

@@ -112,6 +112,8 @@ ORDER = (
 )
 # Below that, a few layers keep out of others that are beneath them:
 KEPT_OUT = {
+    # Interfaces parse, call the library, format: they never speak to a backend.
+    "interfaces": ("backends",),
     # Ingest reads files into its Target protocol (the store hands it a StoreTarget); it
     # knows nothing of how the target chunks, embeds or searches.
     "ingest": ("write", "search", "models"),
