@@ -128,6 +128,11 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 # Modules that may import a concrete backend package.
 CONCRETE = ("trove.backends.sqlite", "trove.backends.postgres")
 MAY_NAME_CONCRETE = ("trove.backends", "trove.opening")
+# Imports of a concrete backend that are known and owed a fix, each exactly (module,
+# imported module): printed, not refused. trove check compares SQLite's word index with
+# the chunks through a SQLite helper; it wants a backend capability, as enrichment and
+# the event log have (backends.base.Enriching, LoggingEvents).
+OWED = {("trove.check", "trove.backends.sqlite.chunk_text")}
 
 # The most modules one strongly connected set may hold.
 MAX_TANGLE = 3
@@ -235,10 +240,15 @@ def problems(
             la, lb = layer(a, placed), layer(b, placed)
             if la and lb and la != lb and lb not in allowed[la]:
                 found.append(f"{a} -> {b}: {la} may not import {lb}")
-            if any(_under(b, c) for c in CONCRETE) and not any(
-                _under(a, m) for m in MAY_NAME_CONCRETE
+            if (
+                any(_under(b, c) for c in CONCRETE)
+                and not any(_under(a, m) for m in MAY_NAME_CONCRETE)
+                and (a, b) not in OWED
             ):
                 found.append(f"{a} -> {b}: only trove.opening names a concrete backend")
+    found += [
+        f"{a} -> {b}: owed no more, drop it from OWED" for a, b in OWED if b not in g.get(a, {b})
+    ]
     biggest = tangles(g)[0] if g else []
     if len(biggest) > MAX_TANGLE:
         found.append(
@@ -261,6 +271,8 @@ def main() -> int:
     print()
     largest = tangles(graph())[0]
     print(f"largest strongly connected set: {len(largest)} ({', '.join(largest)})")
+    for a, b in sorted(OWED):
+        print(f"owed: {a} -> {b} names a concrete backend")
     found = problems()
     for line in found:
         print(line)

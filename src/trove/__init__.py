@@ -78,7 +78,8 @@ def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any)
     ``default_embedder``; a name, an :class:`~trove.embedders.Embedder`, or None for
     keyword only), ``default_embedder`` (``"default"``), ``fusion``,
     ``keyword_weight``, ``chunk_chars``, ``chunk_overlap``, ``author_tier``,
-    ``busy_timeout_ms``, ``llm`` (a :class:`~trove.llm.ChatModel`, ``"openai:MODEL"``, or
+    ``busy_timeout_ms``, ``replicas`` (PostgreSQL standby URLs that serve reads: see
+    docs/postgres.md), ``llm`` (a :class:`~trove.llm.ChatModel`, ``"openai:MODEL"``, or
     None; default ``$TROVE_LLM``), ``record_retrievals`` (``retrieved`` events for every
     search and get; default ``$TROVE_RECORD_RETRIEVALS``). They are checked before
     anything is created, and an open that fails leaves no file behind.

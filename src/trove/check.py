@@ -3,8 +3,10 @@
 A store is consistent when SQLite finds its file sound, the full-text indexes (on
 PostgreSQL, the word postings) agree with the chunk rows, every live document's chunks
 cover its text and ``get`` returns the text whose hash it records, no natural key is
-held twice, and every chunk has a vector once the store has vectors. Nothing here
-repairs anything: it reports.
+held twice, and every chunk has a vector once the store has vectors. On PostgreSQL,
+whose foreign keys can be bypassed, rows whose document or chunk is gone (chunks,
+vectors, links, cluster members) are reported too, and vectors are matched to chunks
+row by row. Nothing here repairs anything: it reports.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from trove.backends.sqlite.chunk_text import word_index_problems
 from trove.errors import CorruptStore, StoreError
 from trove.search.snippet_text import mask
 
@@ -60,19 +63,24 @@ def check(store: Store) -> CheckReport:
     lock = backend.vector_lock()
     if lock is not None:
         report.vectors = backend.vector_count()
-        if report.vectors != report.chunks:
-            missing = report.chunks - report.vectors
-            report.problems.append(
-                f"{missing} chunks have no vector in {lock.table} "
-                "(`trove reembed --missing` embeds them)"
-            )
+    if hasattr(backend, "integrity_problems"):  # PostgreSQL: counted row by row
+        report.problems += backend.integrity_problems()
+    elif lock is not None and report.vectors != report.chunks:
+        missing = report.chunks - report.vectors
+        report.problems.append(
+            f"{missing} chunks have no vector in {lock.table} "
+            "(`trove reembed --missing` embeds them)"
+        )
     return report
 
 
 def _sqlite(conn: Any, report: CheckReport) -> None:
-    rows = conn.execute("PRAGMA integrity_check")
-    if [r[0] for r in rows] != ["ok"]:
-        report.problems += [f"sqlite: {r[0]}" for r in rows[:20]]
+    try:
+        lines = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
+    except CorruptStore:  # damage the check itself cannot walk past
+        lines = ["integrity_check stopped: the file is damaged"]
+    if lines != ["ok"]:
+        report.problems += [f"sqlite: {line}" for line in lines[:20]]
     for table in ("chunk_fts", "chunk_cjk"):
         try:
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
@@ -80,6 +88,10 @@ def _sqlite(conn: Any, report: CheckReport) -> None:
             pass  # a read-only file: FTS5 checks by writing a command row
         except apsw.Error as exc:
             report.problems.append(f"{table}: {exc}")
+    try:
+        report.problems += word_index_problems(conn)
+    except StoreError as exc:  # damage: SQLite's lines above say where
+        report.problems.append(f"chunk_fts: not compared with the chunks ({exc})")
 
 
 def _documents(execute: Callable[[str], Iterable[Sequence[Any]]], report: CheckReport) -> None:

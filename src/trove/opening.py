@@ -50,18 +50,26 @@ def check_options(options: dict[str, Any]) -> None:
     busy = options.get("busy_timeout_ms", 5000)
     if not _is_int(busy) or busy < 0:
         raise InvalidInput("busy_timeout_ms must be a non-negative integer")
+    replicas = options.get("replicas", ())
+    if isinstance(replicas, str) or not isinstance(replicas, list | tuple):
+        raise InvalidInput("replicas must be a list of postgresql:// URLs")
+    if not all(isinstance(url, str) for url in replicas):
+        raise InvalidInput("replicas must be a list of postgresql:// URLs")
 
 
 def open_store(target: str | os.PathLike[str], *, create: bool = True, **options: Any) -> Store:
     """``trove.open``: the options checked, the backend chosen, the store assembled."""
     check_options(options)
     busy = options.pop("busy_timeout_ms", 5000)
+    replicas = options.pop("replicas", ())
     path = os.fspath(target)
     if is_postgres(path):
         # Imported only here: the core never needs psycopg (the ``postgres`` extra).
         from trove.backends.postgres.backend import PostgresBackend
 
-        return _with(PostgresBackend(path), options)
+        return _with(PostgresBackend(path, replicas=replicas), options)
+    if replicas:
+        raise InvalidInput("replicas are PostgreSQL standbys; a SQLite store takes none")
     from trove.backends.sqlite.backend import SQLiteBackend
 
     new = is_new_file(path)
@@ -101,7 +109,7 @@ def accepted_options() -> frozenset[str]:
 
     parameters = inspect.signature(Store.__init__).parameters
     store_options = {p.name for p in parameters.values() if p.kind is p.KEYWORD_ONLY}
-    return frozenset(store_options | {"busy_timeout_ms"})
+    return frozenset(store_options | {"busy_timeout_ms", "replicas"})
 
 
 def _is_int(value: Any) -> bool:

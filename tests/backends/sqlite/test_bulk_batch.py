@@ -13,6 +13,7 @@ import pytest
 import trove
 from trove import StoreError
 from trove.backends.sqlite import bulk
+from trove.backends.sqlite.chunk_text import word_index_problems
 from trove.backends.sqlite.connection import READ_CACHE_KB, WRITE_CACHE_KB
 from trove.backends.sqlite.events import written_trigger_sql
 from trove.backends.sqlite.schema import LATEST_VERSION
@@ -31,6 +32,7 @@ def assert_in_step(kb: trove.Store) -> None:
     document has its 'written' event."""
     conn = _conn(kb)
     conn.execute("INSERT INTO chunk_fts (chunk_fts) VALUES ('integrity-check')")
+    assert word_index_problems(conn) == []
     chunks = conn.execute("SELECT count(*) FROM chunk")[0][0]
     assert conn.execute("SELECT coalesce(sum(chunks), 0) FROM chunk_tally") == [(chunks,)]
     assert conn.execute("SELECT sum(docs), sum(text_bytes) FROM doc_tally") == conn.execute(
@@ -128,7 +130,7 @@ def test_schema_11_file_migrates_to_bulk_batches(tmp_path: Path) -> None:
             "PRAGMA user_version = 11"
         )
     with trove.open(path, embedder=None) as kb:
-        assert kb.stats().schema_version == LATEST_VERSION == 13
+        assert kb.stats().schema_version == LATEST_VERSION == 14
         assert _insert_triggers(kb) == set()
         names = {
             str(r[0])
@@ -160,7 +162,7 @@ def test_schema_12_file_migrates_to_no_insert_triggers(tmp_path: Path) -> None:
         _conn(kb).execute(bulk.BULK_SQL + "PRAGMA user_version = 12")
         assert len(_insert_triggers(kb)) == 4
     with trove.open(path, embedder=None) as kb:
-        assert kb.stats().schema_version == LATEST_VERSION == 13
+        assert kb.stats().schema_version == LATEST_VERSION == 14
         assert _insert_triggers(kb) == set()
         tables = {str(r[0]) for r in _conn(kb).execute("SELECT name FROM sqlite_schema")}
         assert "bulk_batch" not in tables

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import trove
+from trove.backends.sqlite.chunk_text import TEXT_OF_C
 from trove.backends.sqlite.search import _contains, _needs_lower
 
 pytestmark = pytest.mark.sqlite_only
@@ -41,10 +42,14 @@ def test_the_scan_without_lower_matches_what_lower_matches(kb: trove.Store) -> N
     conn = kb.backend.conn  # type: ignore[attr-defined]
     for term in ("库", "한", "ab", "b", "s\n书", "x"):
         lowered = conn.execute(
-            "SELECT id FROM chunk c WHERE instr(lower(c.head || char(10) || c.text), ?) > 0",
+            "SELECT c.id FROM chunk c "
+            f"WHERE instr(lower(c.head || char(10) || {TEXT_OF_C}), ?) > 0",
             (term,),
         )
         args = (term,) if _needs_lower(term) else (term, term)
-        found = conn.execute(f"SELECT id FROM chunk c WHERE {_contains(term)}", args)
+        found = conn.execute(
+            f"SELECT c.id FROM chunk c JOIN document d ON d.id = c.doc_id WHERE {_contains(term)}",
+            args,
+        )
         assert found == lowered, term
     assert {h.title for h in kb.search("库", mode="keyword")} == {"库房", "notes"}

@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from trove.backends.rows import CHUNK_COLUMNS, chunk_values
+from trove.backends.rows import CHUNK_COLUMNS
+from trove.backends.sqlite.chunk_text import TEXT_OF_C, chunk_params
 from trove.backends.sqlite.connection import SerializedConnection
 from trove.backends.sqlite.events import WRITTEN_SQL, written_trigger_sql
 from trove.backends.sqlite.stats import ADDED_SQL, added_trigger_sql
@@ -81,7 +82,7 @@ DROP TABLE IF EXISTS bulk_batch;
 # What the chunk insert triggers did, for the chunks with ids ?1 to ?2.
 _WORDS = (
     "INSERT INTO chunk_fts (rowid, head, text) "
-    "SELECT id, head, text FROM chunk WHERE id BETWEEN ?1 AND ?2"
+    f"SELECT c.id, c.head, {TEXT_OF_C} FROM chunk c WHERE c.id BETWEEN ?1 AND ?2"
 )
 _TALLY = (
     f"INSERT INTO chunk_tally SELECT d.namespace, {_SESSION}, count(*) "
@@ -129,7 +130,7 @@ def put_many(
             [(*(v[c] for c in kept), v["id"]) for v in values],
         )
     dropped = _drop_chunks(conn, [w.doc.id for w in writes if w.reindex and not w.fresh])
-    chunks = [(w.doc.id, _tally_key(w.doc), w.chunks) for w in writes if w.reindex]
+    chunks = [(w.doc.id, _tally_key(w.doc), w.chunks, w.doc.text) for w in writes if w.reindex]
     return dropped, _insert_chunks(conn, chunks)
 
 
@@ -162,7 +163,8 @@ def write_documents(
 
 def insert_chunks(conn: SerializedConnection, doc_id: str, rows: Sequence[ChunkRow]) -> list[int]:
     """Add chunks of a stored document (indexed and counted); returns their ids."""
-    return _insert_chunks(conn, [(doc_id, None, rows)])
+    found = conn.execute("SELECT text FROM document WHERE id = ?", (doc_id,))
+    return _insert_chunks(conn, [(doc_id, None, rows, str(found[0][0]) if found else None)])
 
 
 def _tally_key(doc: Document) -> tuple[str, str]:
@@ -226,10 +228,11 @@ def _drop_chunks(conn: SerializedConnection, doc_ids: Sequence[str]) -> list[int
 
 def _insert_chunks(
     conn: SerializedConnection,
-    chunks: Sequence[tuple[str, tuple[str, str] | None, Sequence[ChunkRow]]],
+    chunks: Sequence[tuple[str, tuple[str, str] | None, Sequence[ChunkRow], str | None]],
 ) -> list[int]:
-    """Chunks by document id, each with its tally key (None: read from the document)."""
-    count = sum(len(rows) for _, _, rows in chunks)
+    """Chunks by document id, each with its tally key (None: read from the document) and
+    its document's text (None: unknown; the chunks keep their own, chunk_text.py)."""
+    count = sum(len(rows) for _, _, rows, _ in chunks)
     if not count:
         return []
     # The counter, or the largest id if the counter lags (a table never written through
@@ -248,14 +251,14 @@ def _insert_chunks(
     counts: Counter[tuple[str, str]] = Counter()
     known = True
     it = iter(ids)
-    for doc_id, key, rows in chunks:
+    for doc_id, key, rows, text in chunks:
         if key is None:
             known = False
         else:
             counts[key] += len(rows)
         for r in rows:
             chunk_id = next(it)
-            params.append((chunk_id, *chunk_values(doc_id, r)))
+            params.append(chunk_params(chunk_id, doc_id, r, text))
             cjk = cjk_text(r.head, r.text)
             if cjk is not None:  # only text with CJK pays for the bigram index
                 grams.append((chunk_id, cjk))

@@ -15,6 +15,7 @@ from trove.backends.rows import (
     to_document,
 )
 from trove.backends.sqlite.bulk import insert_chunks, put_many, upsert_sql, write_documents
+from trove.backends.sqlite.chunk_text import TEXT_OF_C
 from trove.backends.sqlite.connection import Connected
 from trove.models import DOCUMENT_FIELDS, Chunk, Document, assemble
 from trove.timeutil import to_epoch, to_iso
@@ -102,7 +103,7 @@ class DocumentStorage(Connected):
         (None where it has none): what copying a store needs."""
         vector = f"(SELECT embedding FROM {table} v WHERE v.rowid = c.id)" if table else "NULL"
         rows = self.conn.execute(
-            "SELECT c.doc_id, c.idx, c.start_char, c.end_char, c.heading, c.head, c.text, "
+            f"SELECT c.doc_id, c.idx, c.start_char, c.end_char, c.heading, c.head, {TEXT_OF_C}, "
             f"c.text_hash, {vector} FROM chunk c "
             "WHERE c.doc_id IN (SELECT value FROM json_each(?)) ORDER BY c.doc_id, c.idx",
             (json.dumps(list(doc_ids)),),

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import apsw
 
 from trove.backends.sqlite.bulk import BULK_SQL, NO_INSERT_TRIGGERS_SQL
+from trove.backends.sqlite.chunk_text import m014_chunk_text_once
 from trove.backends.sqlite.connection import SerializedConnection
 from trove.backends.sqlite.enrich import ENRICHMENT_SQL
 from trove.backends.sqlite.events import event_log_sql
@@ -303,6 +304,7 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m011_tally,
     m012_bulk_batch,
     m013_no_insert_triggers,
+    m014_chunk_text_once,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from trove.backends.sqlite.chunk_text import TEXT_OF_C, TEXT_OF_C_D
 from trove.backends.sqlite.connection import Connected
 from trove.backends.sqlite.filters import filter_sql, visible_best
 from trove.errors import InvalidQuery
@@ -134,15 +135,16 @@ class KeywordSearch(Connected):
     def chunk_texts(self, chunk_ids: Sequence[int]) -> list[tuple[int, str]]:
         """(id, head and text) of these chunks, by id: what the word index tokenizes."""
         rows = self.conn.execute(
-            "SELECT id, head || char(10) || text FROM chunk "
-            "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            f"SELECT c.id, c.head || char(10) || {TEXT_OF_C} FROM chunk c "
+            "WHERE c.id IN (SELECT value FROM json_each(?)) ORDER BY c.id",
             (json.dumps(list(chunk_ids)),),
         )
         return [(int(cid), str(text)) for cid, text in rows]
 
     def chunk_texts_after(self, after: int, limit: int) -> list[tuple[int, str]]:
         rows = self.conn.execute(
-            "SELECT id, head || char(10) || text FROM chunk WHERE id > ? ORDER BY id LIMIT ?",
+            f"SELECT c.id, c.head || char(10) || {TEXT_OF_C} FROM chunk c "
+            "WHERE c.id > ? ORDER BY c.id LIMIT ?",
             (after, limit),
         )
         return [(int(cid), str(text)) for cid, text in rows]
@@ -193,7 +195,7 @@ class KeywordSearch(Connected):
         contains = " OR ".join(_contains(t) for t in terms)
         sql = (
             "SELECT c.doc_id, c.id, c.idx, c.start_char, c.end_char, c.heading, "
-            "lower(c.head || char(10) || c.text) FROM chunk c "
+            f"lower(c.head || char(10) || {TEXT_OF_C_D}) FROM chunk c "
             f"JOIN document d ON d.id = c.doc_id WHERE ({contains}) AND {where}"
         )
         found = [t for term in terms for t in ((term,) if _needs_lower(term) else (term, term))]
@@ -219,5 +221,5 @@ def _contains(term: str) -> str:
     # Without the copies lower() and || make of every chunk, the scan of a store of long
     # CJK pages costs a fifth less (bench/long_cjk.py --scripts ko).
     if _needs_lower(term):
-        return "instr(lower(c.head || char(10) || c.text), ?) > 0"
-    return "instr(c.text, ?) > 0 OR instr(c.head, ?) > 0"
+        return f"instr(lower(c.head || char(10) || {TEXT_OF_C_D}), ?) > 0"
+    return f"instr({TEXT_OF_C_D}, ?) > 0 OR instr(c.head, ?) > 0"

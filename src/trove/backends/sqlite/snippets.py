@@ -9,6 +9,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from trove.backends.rows import CHUNK_OF_C, HEADER_OF_D, hit_rows
+from trove.backends.sqlite.chunk_text import TEXT_OF_C, TEXT_OF_C_D
 from trove.backends.sqlite.connection import Connected
 from trove.backends.sqlite.documents import document
 from trove.search.cjk import has_cjk
@@ -24,6 +25,8 @@ else:  # loaded at the first search: opening a store or counting it needs neithe
     passage = LazyModule("trove.search.passage")
     snippet = LazyModule("trove.search.snippet")
 
+# CHUNK_OF_C, its text read through the document where the chunk keeps none (chunk_text.py).
+_CHUNK_OF_C = CHUNK_OF_C.replace("c.text", TEXT_OF_C_D, 1)
 # Words whose tokens the snippets keep (about 100 bytes each); then they start afresh.
 _MAX_CACHED_WORDS = 100_000
 
@@ -34,7 +37,8 @@ class Snippets(Connected):
     def snippets(self, query: ParsedQuery, chunk_ids: Sequence[int]) -> dict[int, str]:
         """A snippet per chunk with the query's words (stemmed) and CJK runs marked."""
         rows = self.conn.execute(
-            "SELECT id, text FROM chunk WHERE id IN (SELECT value FROM json_each(?))",
+            f"SELECT c.id, {TEXT_OF_C} FROM chunk c "
+            "WHERE c.id IN (SELECT value FROM json_each(?))",
             (json.dumps(list(chunk_ids)),),
         )
         return self._marked(query, {int(cid): str(text) for cid, text in rows})
@@ -51,7 +55,7 @@ class Snippets(Connected):
             # substr() counts characters; a text of no more bytes than that is all of it
             # (octet_length is the stored size: no count).
             f"SELECT {HEADER_OF_D}, CASE WHEN octet_length(d.text) <= ? THEN d.text "
-            f"ELSE substr(d.text, 1, ?) END, {CHUNK_OF_C} FROM json_each(?) AS r "
+            f"ELSE substr(d.text, 1, ?) END, {_CHUNK_OF_C} FROM json_each(?) AS r "
             "CROSS JOIN document d ON d.id = r.value ->> 0 "
             # A chunk replaced since it was ranked has no row: its document still counts.
             # At most MAX_CHUNKS chunks: none numbered past them (an index seek; a count

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from trove.backends.base import EmbedderLock
+from trove.backends.sqlite.chunk_text import TEXT_OF_C
 from trove.backends.sqlite.connection import Connected
 from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
 
@@ -184,7 +185,7 @@ class VectorStorage(Connected):
             rows = [
                 (int(cid), str(head), str(text))
                 for cid, head, text in self.conn.execute(
-                    f"SELECT c.id, c.head, c.text FROM chunk c WHERE c.id > ? AND NOT EXISTS "
+                    f"SELECT c.id, c.head, {TEXT_OF_C} FROM chunk c WHERE c.id > ? AND NOT EXISTS "
                     f"(SELECT 1 FROM {table} v WHERE v.rowid = c.id) ORDER BY c.id LIMIT ?",
                     (after, batch),
                 )
