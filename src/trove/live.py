@@ -4,8 +4,8 @@ On SQLite, changes come from the file's event log (:mod:`trove.backends.sqlite.e
 so writes by every process sharing the file are heard, in commit order, and a write that
 rolled back is never heard. Elsewhere (PostgreSQL) they come from this process's own
 writes. ``retrieved`` events (reads) are logged by stores opened with
-``record_retrievals`` (:func:`log_reads`), so on SQLite they too are heard from every
-process; elsewhere they come from this process.
+``record_retrievals`` (:func:`trove.memory.access.log_reads_to_file`), so on SQLite they
+too are heard from every process; elsewhere they come from this process.
 
 A feed sees one caller's view when given one: a namespace (plus ``global`` items) and a
 session (session-scoped items of other sessions are not shown).
@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from trove.errors import InvalidInput
 from trove.events import EVENT_KINDS
+from trove.memory.access import file_event_log
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.events import EventLog
+    from trove.backends.base import EventLog
     from trove.store import Store
 
 # How often the file's log is read: a read of an index range, cheap, and the delay an
@@ -30,23 +31,9 @@ if TYPE_CHECKING:
 POLL_SECONDS = 0.05
 
 
-def log_reads(store: Store) -> None:
-    """Have ``store`` log its ``retrieved`` events in its file's event log, where it has
-    one it can write: feeds of every process then hear them, as they hear changes."""
-    log = event_log(store)
-    if log is not None and log.writable:
-        store.access.log_reads(log.append_retrieved)
-        store.subscribe(store.access.retrieved, kinds=["retrieved"])
-
-
 def event_log(store: Store) -> EventLog | None:
-    from trove.backends.sqlite.backend import SQLiteBackend
-
-    if isinstance(store.backend, SQLiteBackend):
-        from trove.backends.sqlite.events import EventLog
-
-        return EventLog(store.backend)
-    return None
+    """The event log in ``store``'s file, where it keeps one (SQLite), else None."""
+    return file_event_log(store.backend)
 
 
 class EventFeed:

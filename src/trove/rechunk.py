@@ -13,16 +13,29 @@ callers' own: their vectors cannot be remade for new chunks.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trove.errors import InvalidInput
 from trove.memory import entry
 from trove.memory.own_vectors import CALLER_SPEC
+from trove.parts import Transacting
 from trove.write import Chunker, Writer
 
 if TYPE_CHECKING:
-    from trove.store import Store
+    from trove.embedders.vectorizer import Vectorizer
+
+
+class Recuttable(Transacting, Protocol):
+    """What cutting documents again needs of a store: its backend and events, its
+    vectorizer, its write lock, and the namespaces it holds."""
+
+    @property
+    def vectors(self) -> Vectorizer: ...
+    def writing(self) -> AbstractContextManager[None]: ...
+    def stats(self) -> Any: ...
+
 
 BATCH = 100
 
@@ -38,7 +51,7 @@ class RechunkReport:
 
 
 def rechunk(
-    store: Store,
+    store: Recuttable,
     doc_ids: Iterable[str] | None = None,
     *,
     namespace: str | None = None,
@@ -82,7 +95,7 @@ def _check(chunk_chars: object, chunk_overlap: object) -> None:
         raise InvalidInput("chunk_overlap must be smaller than chunk_chars")
 
 
-def _ids(store: Store, doc_ids: Iterable[str] | None, namespace: str | None) -> Iterable[str]:
+def _ids(store: Recuttable, doc_ids: Iterable[str] | None, namespace: str | None) -> Iterable[str]:
     if doc_ids is not None:
         if isinstance(doc_ids, str):
             raise InvalidInput("rechunk takes a list of ids, not one string")

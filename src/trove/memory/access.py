@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from trove.errors import TroveError
 from trove.timeutil import now
@@ -22,7 +22,7 @@ from trove.timeutil import now
 if TYPE_CHECKING:
     import logging
 
-    from trove.backends.base import Backend
+    from trove.backends.base import Backend, EventLog
 else:  # with traceback and textwrap: loaded only to report a failure
     from trove.lazy import LazyModule
 
@@ -123,3 +123,25 @@ class AccessRecorder:
                 self.flush()
             except Exception:  # the store may be closing under us; never kill the process
                 logging.getLogger("trove.access").exception("recording access counts failed")
+
+
+def file_event_log(backend: Any) -> EventLog | None:
+    """The event log in the backend's file, where it keeps one (SQLite), else None."""
+    from trove.backends.base import LoggingEvents
+
+    # Asked of the class: a closed store's stand-in answers every attribute with an error.
+    if not issubclass(type(backend), LoggingEvents):
+        return None
+    return cast(LoggingEvents, backend).event_log()
+
+
+def log_reads_to_file(
+    recorder: AccessRecorder, backend: Any, subscribe: Callable[..., Any]
+) -> None:
+    """Have ``recorder`` write its ``retrieved`` events into the backend's file event log,
+    where it has one it can write: feeds of every process then hear them, as they hear
+    changes. ``subscribe`` is the store's, which hands the recorder its reads."""
+    log = file_event_log(backend)
+    if log is not None and log.writable:
+        recorder.log_reads(log.append_retrieved)
+        subscribe(recorder.retrieved, kinds=["retrieved"])

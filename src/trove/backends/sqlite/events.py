@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.backend import SQLiteBackend
+    from trove.backends.sqlite.parts import SQLiteParts
 
 KEEP = 10_000
 COLUMNS = ("id", "kind", "doc_id", "namespace", "scope", "session_id", "source", "doc_type")
@@ -90,7 +90,7 @@ def event_log_sql() -> str:
 class EventLog:
     """Reads a SQLite store's event log (through the backend's one connection)."""
 
-    def __init__(self, backend: SQLiteBackend) -> None:
+    def __init__(self, backend: SQLiteParts) -> None:
         self.backend = backend
 
     @property
