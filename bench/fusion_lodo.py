@@ -19,6 +19,7 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import time
 from contextlib import redirect_stdout
 from dataclasses import dataclass
@@ -113,6 +114,11 @@ def legs(data: DataSet, embedder: str, depth: int = 200) -> tuple[dict[str, Legs
     started = time.perf_counter()
     if not path.exists():
         part = path.with_suffix(".part.db")
+        for stale in CACHE.glob(part.name + "*"):  # a build that was stopped
+            if stale.is_dir():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
         with trove.open(part, embedder=model) as kb:
             kb.add_many(documents(data))
         part.replace(path)
