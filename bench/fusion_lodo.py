@@ -149,12 +149,15 @@ def legs(data: DataSet, embedder: str, depth: int = 200) -> tuple[dict[str, Legs
 Pairs = dict[tuple[str, str], list[fa.Query]]
 
 
-def load(sets: list[DataSet], embedders: list[str]) -> tuple[Pairs, dict]:
-    """Each (set, embedder)'s queries, and each query's shipped prior (by identity)."""
+def load(sets: list[DataSet], embedders: list[str], built: bool) -> tuple[Pairs, dict]:
+    """Each (set, embedder)'s queries (with ``built``, only the pairs whose legs are in
+    CACHE already), and each query's shipped prior (by identity)."""
     pairs: Pairs = {}
     for data in sets:
         judged, texts = qrels(data), queries(data)
         for embedder in embedders:
+            if built and not (CACHE / f"legs-{data.name}-{embedder}.json").exists():
+                continue
             runs, source = legs(data, embedder)
             pairs[data.name, embedder] = fa.from_runs(
                 runs, source, judged, texts, fa.MODELS[embedder]
@@ -182,15 +185,15 @@ def held_out(qs: list[fa.Query], priors: dict, slopes: tuple) -> float:
     return fa.hybrid(qs, fa.weights(qs, *slopes))
 
 
-def report(sets: list[DataSet], embedders: list[str]) -> None:
-    pairs, shipped = load(sets, embedders)
+def report(sets: list[DataSet], embedders: list[str], built: bool = False) -> None:
+    pairs, shipped = load(sets, embedders, built)
     names = [s.name for s in sets]
     rows, folds = [], []
     for held in names:
         train = [qs for (name, _), qs in pairs.items() if name != held]
         priors, slopes = refit(train)
         folds.append(f"held out {held}: priors {priors}, slopes {slopes[0].tolist()}")
-        for embedder in embedders:
+        for embedder in (e for e in embedders if (held, e) in pairs):
             qs = pairs[held, embedder]
             refitted = held_out(qs, priors, slopes)
             for q in qs:
@@ -224,6 +227,7 @@ def main() -> None:
     parser.add_argument("action", choices=("build", "report"))
     parser.add_argument("--embedders", default=",".join(EMBEDDERS))
     parser.add_argument("--sets", default=",".join(s.name for s in SETS))
+    parser.add_argument("--built", action="store_true", help="report: only pairs built")
     args = parser.parse_args()
     chosen = [s for s in SETS if s.name in args.sets.split(",")]
     if args.action == "build":
@@ -231,7 +235,7 @@ def main() -> None:
             for data in chosen:
                 legs(data, embedder)
         return
-    report(chosen, args.embedders.split(","))
+    report(chosen, args.embedders.split(","), args.built)
 
 
 if __name__ == "__main__":
