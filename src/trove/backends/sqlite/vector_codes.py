@@ -53,8 +53,10 @@ def trigger_sql(table: str) -> str:
 
 def encode(vectors: np.ndarray) -> list[bytes]:
     """One stored row's ``codes`` a vector."""
+    if len(vectors) == 0:
+        return []
     rows = np.asarray(vectors, np.float32).reshape(len(vectors), -1)
-    top = np.abs(rows).max(axis=1) if rows.size else np.zeros(len(rows), np.float32)
+    top = np.abs(rows).max(axis=1)
     scale = np.where(top > 0, top / _STEPS, 1.0).astype("<f4")
     codes = np.clip(np.rint(rows / scale[:, None]), -_STEPS, _STEPS).astype("<i2")
     packed = np.concatenate(
