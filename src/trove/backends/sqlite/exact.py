@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trove.backends.sqlite.vector_codes import decode
+from trove.backends.sqlite.vector_codes import views
 
 if TYPE_CHECKING:
     from trove.backends.sqlite.backend import SQLiteBackend
 
 _BATCH = 5_000  # candidate ids a statement: point look-ups, ~20 µs each
+_SCAN = 20_000  # rows a statement in a scan of every row: bounds temporary memory
 
 
 class ExactScan:
@@ -38,12 +39,12 @@ class ExactScan:
         if k <= 0:
             return best_ids, best
         q = q / max(float(np.linalg.norm(q)), 1e-30)
-        rows = (
-            self.backend.iter_vectors(self.table) if candidates is None else self._rows(candidates)
-        )
-        for ids, vectors in rows:
-            norms = np.linalg.norm(vectors, axis=1)
-            scores = (vectors @ q) / np.where(norms > 0, norms, 1.0)
+        rows = self._all() if candidates is None else self._rows(candidates)
+        for ids, blobs in rows:
+            # Cosine from the codes themselves: a row's scale cancels out.
+            codes = views(blobs)[1].astype(np.float32)
+            norms = np.sqrt(np.einsum("ij,ij->i", codes, codes))
+            scores = (codes @ q) / np.where(norms > 0, norms, 1.0)
             best_ids = np.concatenate([best_ids, ids])
             best = np.concatenate([best, scores.astype(np.float32)])
             if len(best) > k:
@@ -52,8 +53,21 @@ class ExactScan:
         order = np.lexsort((best_ids, -best))[:k]
         return best_ids[order], best[order]
 
-    def _rows(self, candidates: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(ids, vectors) of the candidates that have one, a batch at a time."""
+    def _all(self) -> Iterator[tuple[np.ndarray, list[bytes]]]:
+        """(ids, stored codes) of every row, a batch at a time."""
+        after = 0
+        while True:
+            rows = self.backend.conn.execute(
+                f"SELECT id, codes FROM {self.table} WHERE id > ? ORDER BY id LIMIT ?",
+                (after, _SCAN),
+            )
+            if not rows:
+                return
+            yield np.fromiter((r[0] for r in rows), np.int64, len(rows)), [r[1] for r in rows]
+            after = int(rows[-1][0])
+
+    def _rows(self, candidates: np.ndarray) -> Iterator[tuple[np.ndarray, list[bytes]]]:
+        """(ids, stored codes) of the candidates that have one, a batch at a time."""
         ids = np.unique(np.asarray(candidates, np.int64)).tolist()
         for start in range(0, len(ids), _BATCH):
             rows = list(
@@ -65,4 +79,4 @@ class ExactScan:
             )
             if rows:
                 found = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-                yield found, decode([r[1] for r in rows])
+                yield found, [r[1] for r in rows]

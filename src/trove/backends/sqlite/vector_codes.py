@@ -67,12 +67,21 @@ def encode(vectors: np.ndarray) -> list[bytes]:
 
 def decode(blobs: list[bytes]) -> np.ndarray:
     """The float32 vectors of stored rows (``codes`` blobs of one table), one row each."""
+    scale, codes = views(blobs)
+    return codes.astype(np.float32) * scale[:, None]
+
+
+def views(blobs: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """(scales, int16 codes) of stored rows, read in place from their bytes joined."""
     if not blobs:
-        return np.zeros((0, 0), np.float32)
-    raw = np.frombuffer(b"".join(blobs), np.uint8).reshape(len(blobs), -1)
-    scale = raw[:, :_HEADER].copy().view("<f4")
-    codes = raw[:, _HEADER:].copy().view("<i2")
-    return codes.astype(np.float32) * scale
+        return np.zeros(0, np.float32), np.zeros((0, 0), np.int16)
+    joined, width = b"".join(blobs), len(blobs[0])
+    n, dimension = len(blobs), (width - _HEADER) // 2
+    if len(joined) != n * width:
+        raise ValueError("stored vectors of different lengths in one table")
+    scale = np.ndarray((n,), "<f4", joined, 0, (width,))
+    codes = np.ndarray((n, dimension), "<i2", joined, _HEADER, (width, 2))
+    return scale, codes
 
 
 def m015_vector_codes(conn: apsw.Connection) -> None:
