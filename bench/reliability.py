@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/reliability.py            # full size (~10 min), writes docs/reliability.md
     .venv/bin/python bench/reliability.py --quick    # a smoke run, nothing written
+    .venv/bin/python bench/reliability.py --postgres # kills and writers on PostgreSQL
 
 The harnesses are the ones the tests run CI-sized (tests/reliability/harness.py).
 """
@@ -137,10 +138,49 @@ Examples of failures, if any: {c["examples"] + k["messages"] + f["examples"] + i
 """
 
 
+def postgres(kills: int, processes: int, seconds: float) -> dict[str, Any]:
+    """The kill and concurrency harnesses on a PostgreSQL 16 started from pgserver (as
+    tests/conftest.py starts it: a temporary folder, a Unix socket, fsync on)."""
+    import shutil
+
+    import pgserver
+
+    root = Path(tempfile.mkdtemp(prefix="trove-pg-"))
+    root.chmod(0o755)
+    server = pgserver.get_server(root / "data", cleanup_mode="delete")
+    try:
+        url = server.get_uri()
+        start = time.monotonic()
+        kill = harness.crash_rounds(
+            root, kills=kills, seed=int(time.time()), target=f"{url}&schema=crash"
+        )
+        kill_s = time.monotonic() - start
+        start = time.monotonic()
+        many = harness.concurrency(f"{url}&schema=many", processes=processes, seconds=seconds)
+        return {
+            "kills": {**kill, "seconds": round(kill_s, 1)},
+            "concurrency": {**many, "seconds": round(time.monotonic() - start, 1)},
+            "commit": commit(),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+        }
+    finally:
+        server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="kills and concurrency on PostgreSQL (pgserver); prints JSON, writes nothing",
+    )
     args = parser.parse_args()
+    if args.postgres:
+        sizes = (4, 4, 5) if args.quick else (20, 4, 20)
+        print(json.dumps(postgres(*sizes), indent=2))
+        return
     if args.quick:
         run(kills=4, processes=4, seconds=5, cases=500, isolation_checks=2000)
         return

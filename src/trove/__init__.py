@@ -78,7 +78,8 @@ def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any)
     ``default_embedder``; a name, an :class:`~trove.embedders.Embedder`, or None for
     keyword only), ``default_embedder`` (``"default"``), ``fusion``,
     ``keyword_weight``, ``chunk_chars``, ``chunk_overlap``, ``author_tier``,
-    ``busy_timeout_ms``, ``llm`` (a :class:`~trove.llm.ChatModel`, ``"openai:MODEL"``, or
+    ``busy_timeout_ms``, ``replicas`` (PostgreSQL standby URLs that serve reads: see
+    docs/postgres.md), ``llm`` (a :class:`~trove.llm.ChatModel`, ``"openai:MODEL"``, or
     None; default ``$TROVE_LLM``), ``record_retrievals`` (``retrieved`` events for every
     search and get; default ``$TROVE_RECORD_RETRIEVALS``). They are checked before
     anything is created, and an open that fails leaves no file behind.
@@ -89,13 +90,16 @@ def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any)
 
     check_options(options)
     busy = options.pop("busy_timeout_ms", 5000)
+    replicas = options.pop("replicas", ())
     path = os.fspath(target)
     backend: Backend
     if is_postgres(path):
         # Imported only here: the core never needs psycopg (the ``postgres`` extra).
         from trove.backends.postgres.backend import PostgresBackend
 
-        return _with(PostgresBackend(path), options)
+        return _with(PostgresBackend(path, replicas=replicas), options)
+    if replicas:
+        raise InvalidInput("replicas are PostgreSQL standbys; a SQLite store takes none")
     from trove.backends.sqlite.backend import SQLiteBackend
 
     new = is_new_file(path)

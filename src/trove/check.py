@@ -3,8 +3,10 @@
 A store is consistent when SQLite finds its file sound, the full-text indexes (on
 PostgreSQL, the word postings) agree with the chunk rows, every live document's chunks
 cover its text and ``get`` returns the text whose hash it records, no natural key is
-held twice, and every chunk has a vector once the store has vectors. Nothing here
-repairs anything: it reports.
+held twice, and every chunk has a vector once the store has vectors. On PostgreSQL,
+whose foreign keys can be bypassed, rows whose document or chunk is gone (chunks,
+vectors, links, cluster members) are reported too, and vectors are matched to chunks
+row by row. Nothing here repairs anything: it reports.
 """
 
 from __future__ import annotations
@@ -61,8 +63,12 @@ def check(store: Store) -> CheckReport:
     lock = backend.vector_lock()
     if lock is not None:
         report.vectors = backend.vector_count()
-        if report.vectors != report.chunks:
-            missing = report.chunks - report.vectors
+    if hasattr(backend, "integrity_problems"):  # PostgreSQL: counted row by row
+        report.problems += backend.integrity_problems()
+    elif lock is not None:
+        # Chunks the semantic index should hold (not those of entries kept out of it).
+        missing = sum(len(rows) for rows in backend.chunks_without_vectors(lock.table))
+        if missing:
             report.problems.append(
                 f"{missing} chunks have no vector in {lock.table} "
                 "(`trove reembed --missing` embeds them)"

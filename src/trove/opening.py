@@ -42,6 +42,11 @@ def check_options(options: dict[str, Any]) -> None:
     busy = options.get("busy_timeout_ms", 5000)
     if not _is_int(busy) or busy < 0:
         raise InvalidInput("busy_timeout_ms must be a non-negative integer")
+    replicas = options.get("replicas", ())
+    if isinstance(replicas, str) or not isinstance(replicas, list | tuple):
+        raise InvalidInput("replicas must be a list of postgresql:// URLs")
+    if not all(isinstance(url, str) for url in replicas):
+        raise InvalidInput("replicas must be a list of postgresql:// URLs")
 
 
 def accepted_options() -> frozenset[str]:
@@ -53,7 +58,7 @@ def accepted_options() -> frozenset[str]:
 
     parameters = inspect.signature(Store.__init__).parameters
     store_options = {p.name for p in parameters.values() if p.kind is p.KEYWORD_ONLY}
-    return frozenset(store_options | {"busy_timeout_ms"})
+    return frozenset(store_options | {"busy_timeout_ms", "replicas"})
 
 
 def _is_int(value: Any) -> bool:

@@ -142,6 +142,20 @@ def attach(
     return OriginalInfo(doc_id, digest, name, kind, size)
 
 
+def keep(
+    store: Store,
+    doc_id: str,
+    original: bytes | os.PathLike[str] | str,
+    name: str = "",
+    media_type: str = "",
+) -> OriginalInfo:
+    """:func:`attach` to a live document, replacing the original it had; NotFound if the
+    document is absent, deleted or expired."""
+    if store.peek(doc_id) is None:
+        raise NotFound(f"no document with id {doc_id!r}")
+    return attach(store, doc_id, original, name, media_type)
+
+
 def described(name: str, kind: str) -> tuple[str, str]:
     """An original's file name (made safe) and media type (checked; guessed from the
     name when not given), as every way in (add, ingest, import) stores them."""

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from trove import agent, enrich, originals, store_search, workspace, write
     from trove import llm as chat_models
+    from trove import rechunk as rechunking
     from trove.backends.base import Backend
     from trove.embedders.base import Embedder
     from trove.ingest import ownership
@@ -58,6 +59,7 @@ else:
     hybrid = LazyModule("trove.search.hybrid")
     lifecycle = LazyModule("trove.memory.lifecycle")
     originals = LazyModule("trove.originals")
+    rechunking = LazyModule("trove.rechunk")
     ownership = LazyModule("trove.ingest.ownership")
     store_search = LazyModule("trove.store_search")
     workspace = LazyModule("trove.workspace")
@@ -105,6 +107,10 @@ class Store:
         self.record_retrievals = record_retrievals
         # access_count/last_accessed of what reads hand out (record_access=False: not).
         self.access = AccessRecorder(backend, enabled=record_access)
+        if record_retrievals:  # and into the file's event log, where there is one
+            from trove import live
+
+            live.log_reads(self)
         # Originals larger than this are refused (None: $TROVE_MAX_ORIGINAL_BYTES or 1 GiB).
         self.max_original_bytes: int | None = None
 
@@ -386,6 +392,21 @@ class Store:
         ``threshold``, ``text_threshold``, ``namespace``, ``rule``, ``dry_run``; see
         :mod:`trove.memory.canonical`."""
         return canonical.canonicalize(self, **options)
+
+    def rechunk(
+        self,
+        doc_ids: Iterable[str] | None = None,
+        *,
+        namespace: str | None = None,
+        **chunking: int,
+    ) -> rechunking.RechunkReport:
+        """Cut documents (``doc_ids``, or a namespace's, or all) into chunks again with
+        ``chunk_chars``/``chunk_overlap`` (default: this store's); see :mod:`trove.rechunk`."""
+        chunking = {
+            "chunk_chars": self.chunk_chars,
+            "chunk_overlap": self.chunk_overlap,
+        } | chunking
+        return rechunking.rechunk(self, doc_ids, namespace=namespace, **chunking)
 
     def uncanonicalize(self, namespace: str = "default") -> int:
         """Undo :meth:`canonicalize` in a namespace; returns how many it unmarked."""

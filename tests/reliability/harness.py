@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import math
 import random
+import select
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import trove
+from trove.backends.postgres.scheme import is_postgres
 from trove.check import check
 from trove.errors import TroveError
 
@@ -270,15 +273,33 @@ def churn(folder: Path, rng: random.Random) -> None:
 _CLI = "import sys; from trove.interfaces.cli import cli; cli(sys.argv[1:], prog_name='trove')"
 
 
-def _wait_for_writes(child: subprocess.Popen[bytes], db: Path, limit_s: float = 20) -> None:
-    """Until the child's first write reaches the store's write-ahead log (or it exits)."""
-    wal = Path(f"{db}-wal")
-    before = wal.stat().st_mtime_ns if wal.exists() else 0
+def _wait_for_writes(child: subprocess.Popen[bytes], db: Path | str, limit_s: float = 20) -> None:
+    """Until the child's first write reaches the store's write-ahead log (or it exits):
+    a SQLite file's ``-wal`` file, or a PostgreSQL server's WAL insert position."""
+    position = _wal_position(db)
+    before = position()
     end = time.monotonic() + limit_s
     while child.poll() is None and time.monotonic() < end:
-        if wal.exists() and wal.stat().st_mtime_ns != before:
+        if position() != before:
             return
         time.sleep(0.005)
+
+
+def _wal_position(db: Path | str) -> Callable[[], object]:
+    if not is_postgres(str(db)):
+        wal = Path(f"{db}-wal")
+        return lambda: wal.stat().st_mtime_ns if wal.exists() else 0
+    import psycopg
+
+    from trove.backends.postgres.url import parse
+
+    conninfo = parse(str(db)).conninfo
+
+    def lsn() -> object:
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            return conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()
+
+    return lsn
 
 
 def _acked(out: bytes) -> list[int]:
@@ -286,7 +307,7 @@ def _acked(out: bytes) -> list[int]:
     return [int(x) for x in lines[:-1] if x.strip().isdigit()]  # the last may be cut short
 
 
-def crash_round(db: Path, folder: Path, kind: str, rng: random.Random) -> dict[str, Any]:
+def crash_round(db: Path | str, folder: Path, kind: str, rng: random.Random) -> dict[str, Any]:
     """One kill; returns the problems found and how many acknowledged writes were lost."""
     if kind == "ingest":
         churn(folder, rng)
@@ -307,8 +328,12 @@ def crash_round(db: Path, folder: Path, kind: str, rng: random.Random) -> dict[s
         [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
     # Kill once it writes (a loaded machine takes seconds to start an interpreter); an
-    # ingest with little to do ends soon after.
-    _wait_for_writes(child, db)
+    # ingest with little to do ends soon after. A write loop has written once it says
+    # so; a server's WAL also moves for reasons of its own (autovacuum, checkpoints).
+    if kind == "write" and child.stdout is not None:
+        select.select([child.stdout], [], [], 20)
+    else:
+        _wait_for_writes(child, db)
     time.sleep(rng.uniform(0.0, 0.5) if kind == "ingest" else rng.uniform(0.0, 1.0))
     running = child.poll() is None  # an ingest may have finished before its kill
     child.send_signal(signal.SIGKILL)
@@ -333,14 +358,18 @@ def _doc_id(kb: trove.Store, source: str, i: int) -> str:
     return document_id("default", "workspace", source, str(i), None, "", None)
 
 
-def crash_rounds(root: Path, kills: int, seed: int = 0) -> dict[str, Any]:
+def crash_rounds(
+    root: Path, kills: int, seed: int = 0, target: str | None = None
+) -> dict[str, Any]:
+    """``kills`` rounds, ingests and write loops in turn, each on a store of its kind
+    under ``root``, or all on ``target`` (a PostgreSQL store)."""
     rng = random.Random(seed)
     folder = make_folder(root, 150, seed)
     totals = {"kills": 0, "mid_run": 0, "corrupt": 0, "half_written": 0, "acked": 0, "lost": 0}
     examples: list[str] = []
     for n in range(kills):
         kind = "ingest" if n % 2 == 0 else "write"
-        result = crash_round(root / f"{kind}.db", folder, kind, rng)
+        result = crash_round(target or root / f"{kind}.db", folder, kind, rng)
         totals["kills"] += 1
         totals["mid_run"] += result["running"]
         totals["acked"] += result["acked"]
@@ -375,7 +404,7 @@ print("errors", errors, file=sys.stderr, flush=True)
 """
 
 
-def concurrency(db: Path, processes: int, seconds: float) -> dict[str, Any]:
+def concurrency(db: Path | str, processes: int, seconds: float) -> dict[str, Any]:
     """``processes`` (half writers, half readers) on one fresh store for ``seconds``."""
     roles = ["writer" if n % 2 == 0 else "reader" for n in range(processes)]
     children = [
@@ -403,10 +432,7 @@ def concurrency(db: Path, processes: int, seconds: float) -> dict[str, Any]:
             kb.get(_doc_id(kb, f"p{n}", i)) is None for n, ids in acked.items() for i in ids
         )
         report = check(kb)
-        tables = kb.backend.conn.execute(  # type: ignore[attr-defined]
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
-            "AND name GLOB 'chunk_vec_[0-9]*' AND name NOT GLOB 'chunk_vec_[0-9]*_*'"
-        )[0][0]
+        tables = _vector_tables(kb, str(db))
     return {
         "processes": processes,
         "seconds": seconds,
@@ -417,6 +443,23 @@ def concurrency(db: Path, processes: int, seconds: float) -> dict[str, Any]:
         "problems": report.problems,
         "messages": messages,
     }
+
+
+def _vector_tables(kb: trove.Store, db: str) -> int:
+    if is_postgres(db):
+        return int(
+            kb.backend.rows(  # type: ignore[attr-defined]
+                "SELECT count(*) FROM pg_tables WHERE schemaname = %s "
+                "AND tablename ~ '^chunk_vec_[0-9]+$'",
+                (kb.backend.schema,),  # type: ignore[attr-defined]
+            )[0][0]
+        )
+    return int(
+        kb.backend.conn.execute(  # type: ignore[attr-defined]
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
+            "AND name GLOB 'chunk_vec_[0-9]*' AND name NOT GLOB 'chunk_vec_[0-9]*_*'"
+        )[0][0]
+    )
 
 
 def isolation(target: str, checks: int = 100_000, **options: Any) -> dict[str, Any]:

@@ -72,10 +72,14 @@ def canonicalize(
     text_threshold: float | None = 0.5,
     rule: str = "newest",
     dry_run: bool = False,
+    session: str | None = None,
 ) -> list[DuplicateGroup]:
-    """Find near-duplicate groups and (unless ``dry_run``) mark them; returns the groups."""
+    """Find near-duplicate groups and (unless ``dry_run``) mark them; returns the groups.
+
+    ``session`` compares only what a reader of that session sees (its own session items,
+    none of another's; ``""``: no session items); None compares the whole namespace."""
     _check(threshold, text_threshold, rule)
-    ids = _live(store, namespace)
+    ids = _live(store, namespace, session)
     matrix = _vectors(store, namespace, ids)
     if matrix is None:
         if len(ids) > TEXT_ONLY_LIMIT:
@@ -130,10 +134,11 @@ def _check(threshold: float, text_threshold: float | None, rule: str) -> None:
         raise InvalidInput(f"rule must be one of {', '.join(RULES)}, not {rule!r}")
 
 
-def _live(store: Store, namespace: str) -> list[str]:
-    """Ids of a namespace's live documents (not deleted, not expired), sorted."""
+def _live(store: Store, namespace: str, session: str | None) -> list[str]:
+    """Ids of a namespace's live documents (not deleted, not expired) that a reader of
+    ``session`` sees, sorted."""
     ids = store.backend.namespace_documents(namespace)
-    where = Filters.build(namespace=namespace)
+    where = Filters.build(namespace=namespace, session=session)
     return sorted(d for d in store.backend.visible(ids, where, now()) if d)
 
 

@@ -3,12 +3,13 @@
 Open it with ``trove.open("postgresql://user@host/db?schema=NAME")``. The class is the
 parts mixed together, one module each (the SQLite backend's modules have the same names):
 documents, files, filters, search, snippets, edges, stats, lifecycle, clusters,
-originals, vectors; it connects, migrates the schema and opens the pool.
+originals, vectors, checks; it connects, migrates the schema and opens the pool.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from trove.errors import MissingDependency, StoreError
 
@@ -19,6 +20,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise MissingDependency(exc.name or "psycopg", "postgres", "PostgreSQL support") from None
 
 from trove.backends.listing import Listing
+from trove.backends.postgres.checks import IntegrityChecks
 from trove.backends.postgres.clusters import ClusterStorage
 from trove.backends.postgres.documents import DocumentStorage
 from trove.backends.postgres.edges import EdgeStorage
@@ -26,11 +28,12 @@ from trove.backends.postgres.files import FileStorage
 from trove.backends.postgres.filters import DIALECT, FilterQueries
 from trove.backends.postgres.lifecycle import LifecycleStorage
 from trove.backends.postgres.originals import OriginalStorage
+from trove.backends.postgres.replicas import Replicas, open_pools
 from trove.backends.postgres.schema import ensure_vector_extension, migrate
 from trove.backends.postgres.search import KeywordSearch
 from trove.backends.postgres.snippets import Snippets
 from trove.backends.postgres.stats import Statistics
-from trove.backends.postgres.url import parse
+from trove.backends.postgres.url import parse, replica_target
 from trove.backends.postgres.vectors import VectorStorage
 
 
@@ -47,14 +50,16 @@ class PostgresBackend(
     LifecycleStorage,
     ClusterStorage,
     OriginalStorage,
+    IntegrityChecks,
 ):
     """Everything trove stores, in one PostgreSQL schema. Thread-safe: each thread's
     transaction has its own pooled connection."""
 
     dialect = DIALECT
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, *, replicas: Sequence[str] = ()) -> None:
         self.target = parse(target)
+        standbys = [replica_target(url, self.target) for url in replicas]
         self.schema = self.target.schema
         self.where = f"{self.target.where}, schema {self.schema}"
         self._local = threading.local()
@@ -68,10 +73,25 @@ class PostgresBackend(
             self._set_path(conn)
             migrate(conn, self.schema)
             self.vector_info = psycopg.types.TypeInfo.fetch(conn, "vector")
-        self.pool = ConnectionPool(
-            self.target.conninfo,
+            opened_at = self._wal_position(conn) if standbys else 0
+        self.pool = self._pool(self.target.conninfo, self.target.pool_size)
+        try:
+            self.pool.open(wait=True, timeout=self._timeout())
+        except PoolTimeout:
+            self.pool.close()
+            raise StoreError(f"cannot connect to PostgreSQL at {self.where}") from None
+        if standbys:
+            pools = open_pools([t.conninfo for t in standbys], lambda c: self._pool(c, 0))
+            self.replicas = Replicas(list(pools))
+            # The schema as this open migrated it: standbys serve once they have it.
+            self.replicas.wrote(opened_at)
+
+    def _pool(self, conninfo: str, size: int) -> ConnectionPool:
+        """A pool of ``size`` connections (0: the primary's size) to one server."""
+        return ConnectionPool(
+            conninfo,
             min_size=1,
-            max_size=self.target.pool_size,
+            max_size=size or self.target.pool_size,
             kwargs={"autocommit": True},
             configure=self._configure,
             # A server restart leaves dead connections in the pool: test on checkout.
@@ -81,11 +101,8 @@ class PostgresBackend(
             num_workers=1,
             open=False,
         )
-        try:
-            self.pool.open(wait=True, timeout=self._timeout())
-        except PoolTimeout:
-            self.pool.close()
-            raise StoreError(f"cannot connect to PostgreSQL at {self.where}") from None
 
     def close(self) -> None:
+        if self.replicas is not None:
+            self.replicas.close()
         self.pool.close()

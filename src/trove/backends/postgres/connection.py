@@ -14,8 +14,8 @@ import re
 import select
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 from pgvector.psycopg.vector import register_vector_info
@@ -30,6 +30,7 @@ from psycopg.types.string import (
 )
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from trove.backends.postgres.replicas import WRITTEN_LSN, Replicas
 from trove.backends.postgres.text import esc, unesc
 from trove.backends.postgres.url import PostgresTarget
 from trove.errors import StoreError
@@ -40,6 +41,7 @@ _LOST = "lost the connection to"
 # A pooled connection idle longer than this is checked with a round trip on checkout; a
 # fresher one only when its socket has something to read (see Connected.check).
 _IDLE_CHECK_S = 5.0
+T = TypeVar("T")
 
 
 class Connected:
@@ -54,6 +56,8 @@ class Connected:
     vector_info: Any
     _local: threading.local
     _search_path: list[str]
+    # Standbys that serve reads outside a write (trove.backends.postgres.replicas).
+    replicas: Replicas | None = None
     # (when, chunks, mean word count, mean gram count): the corpus figures BM25 uses.
     _stats_cache: tuple[float, int, float, float] | None = None
 
@@ -145,12 +149,39 @@ class Connected:
         if getattr(self._local, "conn", None) is not None:
             yield
             return
-        with self._errors(), self.pool.connection() as conn, conn.transaction():
-            self._local.conn = conn
-            try:
-                yield
-            finally:
-                self._local.conn = None
+        with self._errors(), self.pool.connection() as conn:
+            with conn.transaction():
+                self._local.conn = conn
+                try:
+                    yield
+                finally:
+                    self._local.conn = None
+            if self.replicas is not None:  # committed: reads wait for standbys to replay it
+                self._note_write(self.replicas, conn)
+
+    def _note_write(self, replicas: Replicas, conn: psycopg.Connection) -> None:
+        """Read the position after the commit. If the primary is lost at that instant the
+        write still stands (it committed): only its position is not known, and a standby
+        may answer reads without it until it replays it."""
+        with contextlib.suppress(psycopg.Error):
+            replicas.wrote(self._wal_position(conn))
+
+    def _wal_position(self, conn: psycopg.Connection) -> int:
+        row = conn.execute(WRITTEN_LSN).fetchone()
+        return int(row[0]) if row else 0
+
+    def _read(self, run: Callable[[psycopg.Connection], T]) -> T:
+        """One read: in this thread's write if there is one, else on a standby that has
+        replayed this handle's writes, else on the primary."""
+        held = getattr(self._local, "conn", None)
+        if held is not None:
+            return run(held)
+        if self.replicas is not None:
+            served, value = self.replicas.read(run)
+            if served:
+                return value  # type: ignore[return-value]
+        with self._errors(), self.pool.connection() as conn:
+            return run(conn)
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -180,25 +211,26 @@ class Connected:
         names = ", ".join(["set_config(%s, %s, true)"] * len(settings))
         values = [x for item in settings.items() for x in item]
         held = getattr(self._local, "conn", None)
+
+        def run(conn: psycopg.Connection) -> list[tuple[Any, ...]]:
+            if conn is held:  # inside a write: its transaction, settings until it ends
+                conn.execute(f"SELECT {names}", values)
+                return list(conn.execute(query, params).fetchall())
+            with conn.pipeline(), conn.transaction():
+                conn.execute(f"SELECT {names}", values)
+                cur = conn.execute(query, params)
+            return list(cur.fetchall())
+
         try:
-            if held is not None:  # inside a write: its transaction, settings until it ends
-                held.execute(f"SELECT {names}", values)
-                return list(held.execute(query, params).fetchall())
-            with self._errors(), self.pool.connection() as conn:
-                with conn.pipeline(), conn.transaction():
-                    conn.execute(f"SELECT {names}", values)
-                    cur = conn.execute(query, params)
-                return list(cur.fetchall())
+            return self._read(run)
         except psycopg.errors.QueryCanceled:
             raise deadline.error() from None
 
     def rows(self, query: Any, params: Any = ()) -> list[tuple[Any, ...]]:
-        with self.conn() as conn:
-            return list(conn.execute(query, params).fetchall())
+        return self._read(lambda conn: list(conn.execute(query, params).fetchall()))
 
     def one(self, query: Any, params: Any = ()) -> tuple[Any, ...] | None:
-        with self.conn() as conn:
-            row = conn.execute(query, params).fetchone()
+        row = self._read(lambda conn: conn.execute(query, params).fetchone())
         return None if row is None else tuple(row)
 
     def _written(self) -> None:

@@ -7,7 +7,7 @@ Kept free of psycopg so the core (``trove.open``, the CLI) can use it without th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from trove.backends.postgres.scheme import SCHEMES as SCHEMES
@@ -63,6 +63,21 @@ def parse(target: str) -> PostgresTarget:
     password = unquote(parts.password) if parts.password else None
     conninfo = urlunsplit(parts._replace(query=urlencode(rest)))
     return PostgresTarget(conninfo, schema.lower(), pool_size, _where(parts, rest), password)
+
+
+def replica_target(url: str, primary: PostgresTarget) -> PostgresTarget:
+    """A standby's target: the primary's schema unless the URL names it (it must be the
+    same one: a standby holds the primary's schemas), the primary's pool size."""
+    if not is_postgres(url):
+        raise StoreError(f"a replica must be a postgresql:// URL, not {redact(url)!r}")
+    standby = parse(url)
+    named = any(k == "schema" for k, _ in parse_qsl(urlsplit(url).query))
+    if named and standby.schema != primary.schema:
+        raise StoreError(
+            f"replica {standby.where} names schema {standby.schema}, the primary "
+            f"{primary.schema}: a standby serves the primary's schema (leave ?schema= out)"
+        )
+    return replace(standby, schema=primary.schema)
 
 
 def _where(parts: SplitResult, params: list[tuple[str, str]]) -> str:

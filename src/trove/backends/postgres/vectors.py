@@ -141,10 +141,12 @@ class VectorStorage(Connected):
     def chunks_without_vectors(
         self, table: str, *, batch: int = 256
     ) -> Iterator[list[tuple[int, str, str]]]:
-        """Batches of (chunk id, head, text) that have no vector in ``table``."""
+        """Batches of (chunk id, head, text) that have no vector in ``table``, of documents
+        the semantic index holds (an entry kept out of it is never given one)."""
         query = sql.SQL(
             "SELECT c.id, c.head, c.text FROM chunk c WHERE c.id > %s AND NOT EXISTS "
-            "(SELECT 1 FROM {} v WHERE v.chunk_id = c.id) ORDER BY c.id LIMIT %s"
+            "(SELECT 1 FROM {} v WHERE v.chunk_id = c.id) AND EXISTS (SELECT 1 FROM document d "
+            "WHERE d.id = c.doc_id AND d.indexed IN ('both', 'semantic')) ORDER BY c.id LIMIT %s"
         ).format(sql.Identifier(checked_table(table)))
         after = 0
         while True:

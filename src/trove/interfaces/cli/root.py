@@ -57,11 +57,13 @@ def fail(exc: TroveError) -> Failed:
 
 
 @contextmanager
-def open_store(ctx: click.Context, *, create: bool = True) -> Iterator[trove.Store]:
+def open_store(
+    ctx: click.Context, *, create: bool = True, replicas: tuple[str, ...] = ()
+) -> Iterator[trove.Store]:
     """The store named by --db; library errors in the block become a clean message.
 
     Commands that only read pass ``create=False``: a mistyped --db is an error naming
-    the path, not a new empty store."""
+    the path, not a new empty store. The servers pass their ``--replica`` standbys."""
     try:
         # --embedder chooses the model of a new store; an existing one keeps its own.
         name = ctx.obj["embedder"]
@@ -69,6 +71,8 @@ def open_store(ctx: click.Context, *, create: bool = True) -> Iterator[trove.Sto
             options: dict[str, Any] = {"embedder": None}
         else:
             options = {"default_embedder": "default" if name == "auto" else name}
+        if replicas:
+            options["replicas"] = list(replicas)
         with trove.open(ctx.obj["db"], create=create, **options) as kb:
             yield kb
     except TroveError as exc:
@@ -100,7 +104,7 @@ MODULES = {
     "eval": ("eval",),
     "ingest": ("ingest", "watch"),
     "listing": ("list",),
-    "memory": ("clear", "dedupe"),
+    "memory": ("clear", "dedupe", "rechunk"),
     "migrate": ("migrate",),
     "serve": ("mcp", "serve"),
     "stats": ("stats",),
@@ -131,6 +135,7 @@ SUMMARIES = {
     "migrate": "Copy the store at SRC into DST (a file path or a postgresql:// URL),",
     "probe": "Recall@1/5/10 of question/document pairs (the `trove eval --pairs`",
     "purge": "Remove deleted and expired documents for good; or, given DOC_IDS,",
+    "rechunk": "Cut documents into chunks again with other chunk settings (from their",
     "reembed": "Rebuild the vectors (switching embedder in one step), or fill in missing",
     "restore": "Undo `trove rm` (a document that is not deleted is reported as such).",
     "rm": "Delete documents (tombstone; `trove restore` brings them back until",

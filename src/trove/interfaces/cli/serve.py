@@ -67,6 +67,20 @@ def server_options(func: F) -> F:
     return func
 
 
+def replica_option(func: F) -> F:
+    """``--replica URL`` (repeatable): PostgreSQL standbys that serve the reads."""
+    return click.option(
+        "--replica",
+        "replicas",
+        multiple=True,
+        envvar="TROVE_REPLICAS",
+        show_envvar=True,
+        help="A PostgreSQL hot standby of --db that serves searches and reads (repeat for "
+        "several; the variable takes them space-separated). Writes, and reads until a "
+        "standby has replayed them, go to --db. See docs/postgres.md.",
+    )(func)
+
+
 def _config(config_path: Path | None, flags: dict[str, Any]) -> ServerConfig:
     from trove.interfaces.config import ServerConfig  # here: `trove --help` stays light
 
@@ -78,11 +92,18 @@ def _config(config_path: Path | None, flags: dict[str, Any]) -> ServerConfig:
 
 @cli.command()
 @server_options
+@replica_option
 @click.pass_context
-def serve(ctx: click.Context, config_path: Path | None, create: bool, **flags: Any) -> None:
+def serve(
+    ctx: click.Context,
+    config_path: Path | None,
+    create: bool,
+    replicas: tuple[str, ...],
+    **flags: Any,
+) -> None:
     """Serve the HTTP JSON API (OpenAPI schema at /openapi.json, docs at /docs)."""
     config = _config(config_path, flags)
-    with open_store(ctx, create=create) as kb:
+    with open_store(ctx, create=create, replicas=replicas) as kb:
         from trove.interfaces.http import serve as run
 
         config.check_bind(config.host)
@@ -95,6 +116,7 @@ def serve(ctx: click.Context, config_path: Path | None, create: bool, **flags: A
 
 @cli.command()
 @server_options
+@replica_option
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),
@@ -104,11 +126,16 @@ def serve(ctx: click.Context, config_path: Path | None, create: bool, **flags: A
 )
 @click.pass_context
 def mcp(
-    ctx: click.Context, config_path: Path | None, transport: str, create: bool, **flags: Any
+    ctx: click.Context,
+    config_path: Path | None,
+    transport: str,
+    create: bool,
+    replicas: tuple[str, ...],
+    **flags: Any,
 ) -> None:
     """Run the MCP server: knowledge tools for agents, in one fixed workspace."""
     config = _config(config_path, flags)
-    with open_store(ctx, create=create) as kb:
+    with open_store(ctx, create=create, replicas=replicas) as kb:
         from trove.interfaces import mcp as server
 
         if transport == "stdio":
