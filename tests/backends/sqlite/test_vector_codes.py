@@ -58,6 +58,17 @@ def test_codes_read_back_within_half_a_step_of_the_row_largest() -> None:
     assert len(encode(rows)[1]) == 4 + 2 * 384
 
 
+def test_a_damaged_row_of_codes_is_a_corrupt_store(tmp_path: Path) -> None:
+    with trove.open(tmp_path / "kb.db", embedder=EMBEDDER) as kb:
+        kb.add("Kittiwakes nest on ledges.")
+        kb.add("Fulmars glide over the waves.")
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        _conn(kb).execute(f"UPDATE {lock.table} SET codes = x'0102' WHERE id = 1")
+        with pytest.raises(trove.CorruptStore):
+            list(kb.backend.iter_vectors(lock.table))
+
+
 def test_a_schema_14_store_migrates_its_vec0_tables(tmp_path: Path) -> None:
     path = tmp_path / "kb.db"
     shutil.copy(FIXTURE, path)

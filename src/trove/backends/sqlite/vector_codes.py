@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from trove.backends.vectors import LOCK_KEY, read_lock
+from trove.errors import CorruptStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -77,8 +78,8 @@ def views(blobs: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, np.float32), np.zeros((0, 0), np.int16)
     joined, width = b"".join(blobs), len(blobs[0])
     n, dimension = len(blobs), (width - _HEADER) // 2
-    if len(joined) != n * width:
-        raise ValueError("stored vectors of different lengths in one table")
+    if len(joined) != n * width or width < _HEADER or width % 2:
+        raise CorruptStore("stored vectors of different lengths in one table: the file is damaged")
     scale = np.ndarray((n,), "<f4", joined, 0, (width,))
     codes = np.ndarray((n, dimension), "<i2", joined, _HEADER, (width, 2))
     return scale, codes
