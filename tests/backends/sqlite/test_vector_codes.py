@@ -94,10 +94,15 @@ def test_a_schema_14_store_migrates_its_vec0_tables(tmp_path: Path) -> None:
         kb.purge([long.id])
         assert kb.backend.vector_count() == 5
         assert check(kb).ok, check(kb).problems
+        kb.warm()
         _conn(kb).execute("PRAGMA user_version = 14")  # the migration runs again safely
+    assert (tmp_path / "kb.db.trove-index" / "chunk_vec_1.vectors").exists()
     with trove.open(path, embedder=EMBEDDER) as kb:
         assert kb.stats().schema_version == 15
         assert kb.backend.vector_count() == 5
+        # The index cache saved on close is checked against the ids' index, and used.
+        assert kb.search("seals bask rocks", mode="semantic", limit=1)[0].source_id == "new"
+        assert kb.vectors.loaded
         assert check(kb).ok, check(kb).problems
 
 
