@@ -136,9 +136,13 @@ class Store:
         memory for speed; they are otherwise loaded when first needed (the word index in
         the background, FTS5 answering meanwhile). For a long-running process that wants
         its first queries fast: this waits for the loading (seconds at 100k chunks:
-        python bench/scale.py)."""
+        python bench/scale.py). A PostgreSQL store reads its most frequent words'
+        postings into this process (``warm_words``)."""
         if isinstance(self.backend, LocalIndexes):
             self.backend.warm()
+        warm_words = getattr(self.backend, "warm_words", None)
+        if warm_words is not None:
+            warm_words()
 
     def reading(self) -> AbstractContextManager[None]:
         """``with kb.reading(): ...`` runs beside other readers, never beside a writer: for
