@@ -22,6 +22,7 @@ import numpy as np
 
 import _data
 from trove import write as writer
+from trove.backends.sqlite.vector_codes import decode
 from trove.embedders import Embedder, get_embedder
 from trove.embedders.vectorizer import embedding_text
 
@@ -150,11 +151,15 @@ def _from_stores() -> dict[str, np.ndarray]:
             if spec.get("model_id") != MODEL_ID:
                 continue
             table = spec["table"]
+            [(sql,)] = conn.execute("SELECT sql FROM sqlite_schema WHERE name = ?", (table,))
+            float32 = "VIRTUAL" in str(sql).upper()  # vec0 (schema 14 and before)
+            column = "embedding" if float32 else "codes"  # int16 codes (schema 15)
             rows = conn.execute(
-                f"SELECT c.head, c.text, v.embedding FROM chunk c JOIN {table} v ON v.rowid = c.id"
+                f"SELECT c.head, c.text, v.{column} FROM chunk c JOIN {table} v ON v.rowid = c.id"
             )
             for head, text, blob in rows:
-                found[embedding_text(head, text)] = np.frombuffer(blob, np.float32)
+                vector = np.frombuffer(blob, np.float32) if float32 else decode([blob])[0]
+                found[embedding_text(head, text)] = vector
             conn.close()
         except apsw.Error:
             continue

@@ -25,12 +25,12 @@ import _data
 import _vectors
 import trove
 from trove import write as writer
-from trove.backends.sqlite.vectors import load_extension
 from trove.embedders.vectorizer import embedding_text
 
 # dbstat names to parts, first match wins.
 PARTS = [
-    (r"^chunk_vec_\d+", "vectors: sqlite-vec vec0"),
+    (r"^chunk_vec_\d+_ids$", "vectors: the ids' index"),
+    (r"^chunk_vec_\d+", "vectors: int16 codes (schema 15; float32 vec0 before)"),
     (r"^document$", "document rows"),
     (r"^(sqlite_autoindex_document|document_)", "document indexes"),
     (r"^chunk$", "chunk rows"),
@@ -83,32 +83,12 @@ def main() -> None:
             if p.is_file():
                 sizes[f"cache: {p.name}"] += p.stat().st_size
         rest = sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file())
-        one_copy = _int16_table(path)
     print(f"{args.dataset}: {len(docs)} documents, {chunks} chunks")
     print("| part | bytes per chunk | MiB |\n|---|---|---|")
     for part, size in sizes.most_common():
         print(f"| {part} | {size / chunks:,.0f} | {size / 2**20:.1f} |")
     print(f"| **at rest, total** | **{rest / chunks:,.0f}** | **{rest / 2**20:.1f}** |")
     print(f"right after add_many: {after / 2**20:.1f} MiB")
-    print(f"the vectors as int16 codes in a plain table: {one_copy / chunks:,.0f} B a chunk")
-
-
-def _int16_table(path: Path) -> int:
-    """Bytes of the vectors kept as int16 codes (768 B a 384-d vector) in a plain rowid
-    table instead of ``vec0``: the layout of one durable copy (the file, VACUUMed)."""
-    conn = apsw.Connection(str(path))
-    load_extension(conn)
-    [(table,)] = conn.execute(
-        "SELECT name FROM sqlite_schema WHERE sql LIKE 'CREATE VIRTUAL TABLE%vec0%'"
-    )
-    conn.execute("CREATE TABLE codes (id INTEGER PRIMARY KEY, codes BLOB NOT NULL)")
-    for rowid, blob in list(conn.execute(f"SELECT rowid, embedding FROM {table}")):
-        codes = np.rint(np.frombuffer(blob, np.float32) * 32767).astype(np.int16)
-        conn.execute("INSERT INTO codes VALUES (?, ?)", (rowid, codes.tobytes()))
-    conn.execute("VACUUM")
-    [(size,)] = conn.execute("SELECT sum(pgsize) FROM dbstat WHERE name = 'codes'")
-    conn.close()
-    return int(size)
 
 
 if __name__ == "__main__":

@@ -456,8 +456,8 @@ def _vector_tables(kb: trove.Store, db: str) -> int:
         )
     return int(
         kb.backend.conn.execute(  # type: ignore[attr-defined]
-            "SELECT count(*) FROM sqlite_schema WHERE name GLOB 'chunk_vec_[0-9]*' "
-            "AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
+            "AND name GLOB 'chunk_vec_[0-9]*' AND name NOT GLOB 'chunk_vec_[0-9]*_*'"
         )[0][0]
     )
 

@@ -17,6 +17,7 @@ from trove.backends.rows import (
 from trove.backends.sqlite.bulk import insert_chunks, put_many, upsert_sql, write_documents
 from trove.backends.sqlite.chunk_text import TEXT_OF_C
 from trove.backends.sqlite.connection import Connected
+from trove.backends.sqlite.vector_codes import decode
 from trove.models import DOCUMENT_FIELDS, Chunk, Document, assemble
 from trove.timeutil import to_epoch, to_iso
 
@@ -101,7 +102,7 @@ class DocumentStorage(Connected):
     ) -> dict[str, list[tuple[ChunkRow, np.ndarray | None]]]:
         """The stored chunks of documents in order, each with its vector from ``table``
         (None where it has none): what copying a store needs."""
-        vector = f"(SELECT embedding FROM {table} v WHERE v.rowid = c.id)" if table else "NULL"
+        vector = f"(SELECT codes FROM {table} v WHERE v.id = c.id)" if table else "NULL"
         rows = self.conn.execute(
             f"SELECT c.doc_id, c.idx, c.start_char, c.end_char, c.heading, c.head, {TEXT_OF_C}, "
             f"c.text_hash, {vector} FROM chunk c "
@@ -111,7 +112,7 @@ class DocumentStorage(Connected):
         found: dict[str, list[tuple[ChunkRow, np.ndarray | None]]] = {}
         for doc_id, idx, start, end, heading, head, text, digest, blob in rows:
             chunk = Chunk(index=idx, start=start, end=end, heading=heading)
-            embedding = None if blob is None else np.frombuffer(blob, dtype=np.float32)
+            embedding = None if blob is None else decode([blob])[0]
             found.setdefault(str(doc_id), []).append(
                 (write_rows.ChunkRow(chunk, head, text, digest), embedding)
             )

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import apsw
 
 from trove.backends.sqlite.connection import cache_folder
+from trove.backends.sqlite.vector_codes import decode
 from trove.search.vectors import RowWriter, VectorIndex
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def load(backend: SQLiteParts, lock: EmbedderLock) -> LayeredIndex | None:
     for ids, vectors in backend.iter_vectors(lock.table, after=newest):
         index.add(ids, vectors)
     if len(old_missing):
-        ids, vectors = _vectors_of(backend, lock.table, old_missing)
+        ids, vectors = _vectors_of(backend, lock, old_missing)
         index.add(ids, vectors)
     return index
 
@@ -193,30 +194,25 @@ def remove_leftovers(folder: Path) -> None:
 
 def vector_ids(backend: SQLiteParts, table: str) -> np.ndarray:
     """Every chunk id with a vector in ``table``, ascending."""
-    # sqlite-vec's own id table is faster to read than the virtual table, and one string
-    # parsed by numpy faster than a Python object a row.
-    for source in (f"{table}_rowids", table):
-        try:
-            rows = backend.conn.execute(
-                f"SELECT group_concat(rowid) FROM (SELECT rowid FROM {source} ORDER BY rowid)"
-            )
-        except apsw.SQLError:
-            continue
-        text = rows[0][0] if rows else None
-        ids = np.fromstring(text, np.int64, sep=",") if text else np.zeros(0, np.int64)
-        return ids if bool(np.all(ids[1:] > ids[:-1])) else np.unique(ids)
-    raise apsw.SQLError(f"no vector table {table}")
+    # The ids' own index is faster to read than the table (every vector's page), and one
+    # string parsed by numpy faster than a Python object a row.
+    rows = backend.conn.execute(
+        f"SELECT group_concat(id) FROM (SELECT id FROM {table} INDEXED BY {table}_ids ORDER BY id)"
+    )
+    text = rows[0][0] if rows else None
+    ids = np.fromstring(text, np.int64, sep=",") if text else np.zeros(0, np.int64)
+    return ids if bool(np.all(ids[1:] > ids[:-1])) else np.unique(ids)
 
 
 def _vectors_of(
-    backend: SQLiteParts, table: str, ids: np.ndarray
+    backend: SQLiteParts, lock: EmbedderLock, ids: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     found, blobs = [], []
     for cid in ids.tolist():
-        for row in backend.conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (cid,)):
+        for row in backend.conn.execute(f"SELECT codes FROM {lock.table} WHERE id = ?", (cid,)):
             found.append(cid)
             blobs.append(row[0])
-    vectors = np.frombuffer(b"".join(blobs), np.float32).reshape(len(found), -1)
+    vectors = decode(blobs) if blobs else np.zeros((0, lock.dimension), np.float32)
     return np.asarray(found, np.int64), vectors
 
 

@@ -1,14 +1,14 @@
-"""Chunk vectors in sqlite-vec ``vec0`` tables, locked to one embedder.
+"""Chunk vectors, locked to one embedder.
 
 The lock (embedder spec, model id, dimension, table) lives in ``meta``. Vectors sit in a
 table named by generation (``chunk_vec_1``, ``chunk_vec_2`` ...): a rebuild fills a new
 table beside the old one and switches the lock in one transaction, so a crash midway
-leaves the old vectors in use. (vec0 tables cannot be renamed, hence the generations.)
+leaves the old vectors in use. Each table holds a vector once, as int16 codes
+(vector_codes.py, schema 15; sqlite-vec's ``vec0`` tables before).
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
@@ -20,6 +20,14 @@ import apsw
 from trove.backends.base import EmbedderLock
 from trove.backends.sqlite.chunk_text import TEXT_OF_C
 from trove.backends.sqlite.connection import Connected
+from trove.backends.sqlite.vector_codes import (
+    TABLE,
+    TRIGGER,
+    decode,
+    encode,
+    table_sql,
+    trigger_sql,
+)
 from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
 
 if TYPE_CHECKING:
@@ -30,8 +38,6 @@ if TYPE_CHECKING:
     from trove.search.filters import Filters
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
-
-_TRIGGER = "chunk_vec_ad"
 
 
 def load_extension(conn: apsw.Connection) -> None:
@@ -136,11 +142,11 @@ class VectorStorage(Connected):
         self.vectors_reset()
 
     def put_vectors(self, table: str, chunk_ids: Sequence[int], vectors: np.ndarray) -> None:
-        rows = np.ascontiguousarray(vectors, dtype=np.float32)
+        codes = encode(vectors)
         with self.transaction():
             self.conn.executemany(
-                f"INSERT OR REPLACE INTO {table} (rowid, embedding) VALUES (?, ?)",
-                ((int(cid), rows[i].tobytes()) for i, cid in enumerate(chunk_ids)),
+                f"INSERT OR REPLACE INTO {table} (id, codes) VALUES (?, ?)",
+                ((int(cid), codes[i]) for i, cid in enumerate(chunk_ids)),
             )
 
     def vectors_by_hash(self, table: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
@@ -149,13 +155,13 @@ class VectorStorage(Connected):
         for start in range(0, len(text_hashes), 500):
             part = json.dumps(list(text_hashes[start : start + 500]))
             rows = self.conn.execute(
-                "SELECT c.text_hash, v.embedding FROM json_each(?) AS h "
+                "SELECT c.text_hash, v.codes FROM json_each(?) AS h "
                 "CROSS JOIN chunk c ON c.text_hash = h.value "
-                f"CROSS JOIN {table} v ON v.rowid = c.id",
+                f"CROSS JOIN {table} v ON v.id = c.id",
                 (part,),
             )
             for digest, blob in rows:
-                found[str(digest)] = np.frombuffer(blob, dtype=np.float32)
+                found[str(digest)] = decode([blob])[0]
         return found
 
     def iter_vectors(
@@ -165,15 +171,14 @@ class VectorStorage(Connected):
         while True:
             rows = list(
                 self.conn.execute(
-                    f"SELECT rowid, embedding FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                    f"SELECT id, codes FROM {table} WHERE id > ? ORDER BY id LIMIT ?",
                     (after, batch),
                 )
             )
             if not rows:
                 return
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-            yield ids, vectors.reshape(len(rows), -1)
+            yield ids, decode([r[1] for r in rows])
             after = int(ids[-1])
 
     def chunks_without_vectors(
@@ -188,7 +193,7 @@ class VectorStorage(Connected):
                 (int(cid), str(head), str(text))
                 for cid, head, text in self.conn.execute(
                     f"SELECT c.id, c.head, {TEXT_OF_C} FROM chunk c WHERE c.id > ? AND NOT EXISTS "
-                    f"(SELECT 1 FROM {table} v WHERE v.rowid = c.id) AND EXISTS (SELECT 1 "
+                    f"(SELECT 1 FROM {table} v WHERE v.id = c.id) AND EXISTS (SELECT 1 "
                     "FROM document d WHERE d.id = c.doc_id AND d.indexed IN ('both', 'semantic'))"
                     " ORDER BY c.id LIMIT ?",
                     (after, batch),
@@ -214,16 +219,13 @@ class VectorStorage(Connected):
         if lock is None:
             return 0
         if namespace is None and session is None:  # the whole file: no join needed
-            # sqlite-vec keeps a row per vector in its "_rowids" table: a b-tree count
-            # there, where counting the vec0 table reads every vector (0.1 s at 100k).
-            with contextlib.suppress(apsw.SQLError):  # another layout: count the table
-                return int(self.conn.execute(f"SELECT count(*) FROM {lock.table}_rowids")[0][0])
+            # SQLite counts the ids' own index (vector_codes.py), not every vector's page.
             return int(self.conn.execute(f"SELECT count(*) FROM {lock.table}")[0][0])
         sql = (
             "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "
             "WHERE (?1 IS NULL OR d.namespace = ?1) "
             "AND (?2 IS NULL OR d.scope != 'session' OR d.session_id = ?2) "
-            f"AND EXISTS (SELECT 1 FROM {lock.table} v WHERE v.rowid = c.id)"
+            f"AND EXISTS (SELECT 1 FROM {lock.table} v WHERE v.id = c.id)"
         )
         return int(self.conn.execute(sql, (namespace, session))[0][0])
 
@@ -232,24 +234,16 @@ class VectorStorage(Connected):
         return int(self.conn.execute("PRAGMA data_version")[0][0])
 
     def _vector_tables(self) -> list[str]:
-        rows = self.conn.execute(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name GLOB 'chunk_vec_[0-9]*' "
-            "AND sql LIKE 'CREATE VIRTUAL TABLE%'"
-        )
-        return [str(r[0]) for r in rows]
+        rows = self.conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")
+        return [str(r[0]) for r in rows if TABLE.fullmatch(str(r[0]))]
 
     def _new_table(self, dimension: int) -> str:
         table = next_table(self._vector_tables(), self.vector_lock())
-        self.conn.execute(
-            f"CREATE VIRTUAL TABLE {table} USING vec0 "
-            f"(embedding float[{int(dimension)}] distance_metric=cosine)"
-        )
+        for sql in table_sql(table):
+            self.conn.execute(sql)
         return table
 
     def _activate(self, lock: EmbedderLock) -> None:
         self.set_meta(LOCK_KEY, written_lock(lock))
-        self.conn.execute(f"DROP TRIGGER IF EXISTS {_TRIGGER}")
-        self.conn.execute(
-            f"CREATE TRIGGER {_TRIGGER} AFTER DELETE ON chunk BEGIN "
-            f"DELETE FROM {lock.table} WHERE rowid = old.id; END"
-        )
+        self.conn.execute(f"DROP TRIGGER IF EXISTS {TRIGGER}")
+        self.conn.execute(trigger_sql(lock.table))
