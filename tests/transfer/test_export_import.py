@@ -257,12 +257,12 @@ def test_an_interrupted_import_resumes_into_the_same_vector_table(tmp_path: Path
     with trove.open(tmp_path / "b.db", embedder="hash:64") as kb:
         with pytest.raises(InvalidInput):
             import_jsonl(kb, io.StringIO(broken))
-        pending = kb.backend.get_meta("import.vectors")
+        pending = kb.backend.get_meta("restore.vectors")
         assert pending is not None and kb.backend.vector_lock() is None
         report = import_jsonl(kb, io.StringIO(text))
         assert report.added == 5 and report.unchanged == 2 and report.embedded == 0
         lock = kb.backend.vector_lock()
         assert lock is not None and lock.table == json.loads(pending)["table"]
-        assert kb.backend.get_meta("import.vectors") is None
+        assert kb.backend.get_meta("restore.vectors") is None
         assert kb.stats().vectors == kb.stats().chunks
     assert dump(tmp_path / "b.db", vectors=True) == text

@@ -8,7 +8,8 @@ chunks (looked up by the chunk's text hash), so nothing is embedded again; the
 destination's embedder lock must be absent or the same as the source's. What ingest
 recorded of each file (its stat and hash, which sources it owns, which files were edited
 in the store) travels too, so ingesting the same folder into the copy reads no
-unchanged file again.
+unchanged file again. Documents are written by :mod:`trove.transfer.restore`, the path
+``trove import`` takes too.
 """
 
 from __future__ import annotations
@@ -19,20 +20,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from trove.backends.base import Backend, EmbedderLock, LocalIndexes
-from trove.errors import EmbedderMismatch, InvalidInput, NotFound
+from trove.backends.base import Backend, EmbedderLock
+from trove.errors import InvalidInput, NotFound
 from trove.ingest import ownership
-from trove.models import Document, same_copy
+from trove.models import Document
 from trove.opening import is_postgres, redact
 from trove.originals import copy_original
 from trove.timeutil import now, to_epoch
-
-# A copy into a store without vectors fills a fresh vector table and switches to it at the
-# end (PostgreSQL then builds its HNSW index once, far faster than row by row); the
-# table's name is kept here meanwhile, so an interrupted copy resumes into it.
-_PENDING = "migrate.vectors"
+from trove.transfer.restore import Item, Restore
 
 
 @dataclass
@@ -93,14 +88,14 @@ def copy_backend(
     """The copy itself, between two open backends."""
     report = MigrateReport()
     lock = src.vector_lock()
-    table, fresh = _destination_table(lock, dst)
+    restore = Restore(dst, lock, _refusal)
     report.embedder = None if lock is None else lock.to_dict()
     copied_ids: list[str] = []
     sources: set[tuple[str, str]] = set()  # of documents that may come from a file
     after: str | None = None
     while docs := src.iter_documents(after=after, limit=batch_size):
         after = docs[-1].id
-        _copy_batch(src, dst, docs, lock, table, report)
+        _copy_batch(src, restore, docs, report)
         copied_ids.extend(doc.id for doc in docs)
         sources.update((doc.namespace, doc.source) for doc in docs if doc.source_id)
         if progress:
@@ -117,11 +112,8 @@ def copy_backend(
         for doc_id in part:  # originals, streamed blob by blob
             report.originals += copy_original(src, dst, doc_id)
     report.files = copy_file_state(src, dst, sources)
-    if lock is not None and table is not None and fresh:
-        dst.finish_rebuild(EmbedderLock(lock.spec, lock.model_id, lock.dimension, table))
-        dst.set_meta(_PENDING, None)
-    if isinstance(dst, LocalIndexes):
-        dst.vectors_reset()
+    restore.finish()
+    report.chunks, report.vectors = restore.chunks, restore.vectors
     return report
 
 
@@ -142,55 +134,29 @@ def copy_file_state(src: Backend, dst: Backend, sources: set[tuple[str, str]]) -
     return files
 
 
-def _destination_table(lock: EmbedderLock | None, dst: Backend) -> tuple[str | None, bool]:
-    """The vector table to fill, and whether it is a fresh one to switch to at the end."""
-    if lock is None:
-        return None, False
-    existing = dst.vector_lock()
-    if existing is None:
-        pending = dst.get_meta(_PENDING)
-        if pending is None:
-            pending = dst.begin_rebuild(lock.dimension)
-            dst.set_meta(_PENDING, pending)
-        return pending, True
-    if (existing.model_id, existing.dimension) != (lock.model_id, lock.dimension):
-        raise EmbedderMismatch(
-            f"the destination's vectors were made by {existing.model_id} "
-            f"({existing.dimension}-d), the source's by {lock.model_id} ({lock.dimension}-d); "
-            "copy into a new store, or reembed one of them first"
-        )
-    return existing.table, False
+def _refusal(theirs: EmbedderLock, mine: EmbedderLock) -> str:
+    return (
+        f"the destination's vectors were made by {theirs.model_id} "
+        f"({theirs.dimension}-d), the source's by {mine.model_id} ({mine.dimension}-d); "
+        "copy into a new store, or reembed one of them first"
+    )
 
 
 def _copy_batch(
-    src: Backend,
-    dst: Backend,
-    docs: Sequence[Document],
-    lock: EmbedderLock | None,
-    table: str | None,
-    report: MigrateReport,
+    src: Backend, restore: Restore, docs: Sequence[Document], report: MigrateReport
 ) -> None:
-    present = dst.get_documents([doc.id for doc in docs])
-    todo = [doc for doc in docs if not same_copy(present.get(doc.id), doc)]
+    """One batch: what the destination lacks, read with its chunks and vectors and
+    written in one transaction."""
+    todo, present = restore.changed(docs)
     report.unchanged += len(docs) - len(todo)
     if not todo:
         return
+    lock = restore.lock
     chunks = src.export_chunks([doc.id for doc in todo], None if lock is None else lock.table)
-    with dst.transaction():
-        for doc in todo:
-            rows = chunks.get(doc.id, [])
-            dst.put_document(doc)
-            _, ids = dst.replace_chunks(doc.id, [row for row, _ in rows])
-            report.chunks += len(rows)
-            if table is None:
-                continue
-            pairs = [
-                (cid, vector)
-                for cid, (_, vector) in zip(ids, rows, strict=True)
-                if vector is not None
-            ]
-            if pairs:
-                matrix = np.stack([v for _, v in pairs]).astype(np.float32, copy=False)
-                dst.put_vectors(table, [cid for cid, _ in pairs], matrix)
-                report.vectors += len(pairs)
+    items = [
+        Item(doc, [row for row, _ in rows], [vector for _, vector in rows])
+        for doc in todo
+        for rows in [chunks.get(doc.id, [])]
+    ]
+    restore.documents(items, present=present)
     report.copied += len(todo)

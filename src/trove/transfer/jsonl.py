@@ -30,14 +30,15 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from trove.backends.base import Backend, EmbedderLock, LocalIndexes
+from trove.backends.base import Backend, EmbedderLock
 from trove.backends.writes import ChunkRow
-from trove.errors import EmbedderMismatch, InvalidInput
-from trove.models import Chunk, Document, Edge, same_copy
+from trove.errors import InvalidInput
+from trove.models import Chunk, Document, Edge
 from trove.timeutil import now, to_epoch
 from trove.transfer import import_checks
 from trove.transfer.import_checks import FIELDS
 from trove.transfer.originals_jsonl import OriginalSink, export_originals
+from trove.transfer.restore import Item, Restore
 
 if TYPE_CHECKING:
     from trove.store import Store
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 FORMAT = "trove-export"
 VERSION = 1
 _PAGE = 200
-_PENDING = "import.vectors"
 
 
 @dataclass
@@ -256,81 +256,22 @@ def _records(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 class _Sink:
-    """Writes imported records through the backend, a batch per transaction."""
+    """Writes imported records: documents through :class:`Restore`, a batch per
+    transaction, and edges."""
 
     def __init__(self, store: Store, header: dict[str, Any], report: TransferReport) -> None:
         self.store = store
         self.backend = store.backend
         self.report = report
-        self.table, self.fresh, self.lock = self._vector_table(header)
-        self.dimension = int(header["embedder"]["dimension"]) if self.table else 0
-
-    def _vector_table(
-        self, header: dict[str, Any]
-    ) -> tuple[str | None, bool, EmbedderLock | None]:
-        if not header.get("vectors") or not header.get("embedder"):
-            return None, False, None
-        try:
-            spec = header["embedder"]
-            theirs = EmbedderLock(
-                str(spec["spec"]), str(spec["model_id"]), int(spec["dimension"]), ""
-            )
-        except (KeyError, TypeError, ValueError):
-            raise InvalidInput("the export's header names no valid embedder") from None
-        mine = self.backend.vector_lock()
-        if mine is None:
-            return self._pending_table(theirs.dimension), True, theirs
-        if (mine.model_id, mine.dimension) != (theirs.model_id, theirs.dimension):
-            raise EmbedderMismatch(
-                f"the export's vectors were made by {theirs.model_id} ({theirs.dimension}-d), "
-                f"this store's by {mine.model_id} ({mine.dimension}-d); export without "
-                "--vectors to have them embedded again, or import into a new store"
-            )
-        return mine.table, False, None
-
-    def _pending_table(self, dimension: int) -> str:
-        """The vector table an import fills before the store switches to it; an import
-        that stopped midway left its table's name in meta, and the next one resumes it."""
-        pending = json.loads(self.backend.get_meta(_PENDING) or "null")
-        if isinstance(pending, dict) and pending.get("dimension") == dimension:
-            return str(pending["table"])
-        table = self.backend.begin_rebuild(dimension)
-        self.backend.set_meta(_PENDING, json.dumps({"table": table, "dimension": dimension}))
-        return table
+        self.restore = Restore(self.backend, _vector_lock(header), _refusal, decode=_decode)
 
     def documents(self, batch: list[tuple[Document, list[ChunkRow], dict[str, Any]]]) -> None:
-        present = self.backend.get_documents([doc.id for doc, _, _ in batch])
-        with self.backend.transaction():
-            for doc, rows, record in batch:
-                old = present.get(doc.id)
-                if same_copy(old, doc):
-                    self.report.unchanged += 1
-                    continue
-                if old is not None and (to_epoch(old.updated_at) or 0) > (
-                    to_epoch(doc.updated_at) or 0
-                ):
-                    self.report.kept_newer += 1
-                    continue
-                self._write(doc, rows, record)
-                if old is None:
-                    self.report.added += 1
-                else:
-                    self.report.updated += 1
+        items = [Item(doc, rows, record.get("vectors") or []) for doc, rows, record in batch]
+        counts = self.restore.documents(items, keep_newer=True)
+        for name in ("added", "updated", "unchanged", "kept_newer"):
+            setattr(self.report, name, getattr(self.report, name) + counts[name])
         self.report.documents += len(batch)
-
-    def _write(self, doc: Document, rows: list[ChunkRow], record: dict[str, Any]) -> None:
-        self.backend.put_document(doc)
-        _, ids = self.backend.replace_chunks(doc.id, rows)
-        vectors = [_decode(v) for v in record.get("vectors") or []]
-        if self.table is None or len(vectors) != len(ids):
-            return
-        if any(v is not None and v.shape != (self.dimension,) for v in vectors):
-            raise InvalidInput(f"document {doc.id}: a vector is not {self.dimension}-d")
-        pairs = [(cid, v) for cid, v in zip(ids, vectors, strict=True) if v is not None]
-        if pairs:
-            matrix = np.stack([v for _, v in pairs]).astype(np.float32, copy=False)
-            self.backend.put_vectors(self.table, [cid for cid, _ in pairs], matrix)
-            self.report.vectors += len(pairs)
+        self.report.vectors = self.restore.vectors
 
     def edge(self, record: dict[str, Any]) -> None:
         try:
@@ -345,14 +286,26 @@ class _Sink:
         self.report.edges += 1
 
     def finish(self) -> None:
-        if self.fresh and self.lock is not None and self.table is not None:
-            lock = self.lock
-            self.backend.finish_rebuild(
-                EmbedderLock(lock.spec, lock.model_id, lock.dimension, self.table)
-            )
-            self.backend.set_meta(_PENDING, None)
-        if isinstance(self.backend, LocalIndexes):
-            self.backend.vectors_reset()
+        self.restore.finish()
         # Chunks that came without vectors are embedded here, as a write would have.
         if self.store.has_embedder:
             self.report.embedded = self.store.reembed(missing=True)
+
+
+def _vector_lock(header: dict[str, Any]) -> EmbedderLock | None:
+    """The embedder of the export's vectors, None when it carries none."""
+    if not header.get("vectors") or not header.get("embedder"):
+        return None
+    try:
+        spec = header["embedder"]
+        return EmbedderLock(str(spec["spec"]), str(spec["model_id"]), int(spec["dimension"]), "")
+    except (KeyError, TypeError, ValueError):
+        raise InvalidInput("the export's header names no valid embedder") from None
+
+
+def _refusal(mine: EmbedderLock, theirs: EmbedderLock) -> str:
+    return (
+        f"the export's vectors were made by {theirs.model_id} ({theirs.dimension}-d), "
+        f"this store's by {mine.model_id} ({mine.dimension}-d); export without "
+        "--vectors to have them embedded again, or import into a new store"
+    )
