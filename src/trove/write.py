@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from trove import validate
-from trove.backends.base import Backend, LocalIndexes
+from trove.backends.base import Backend
 from trove.backends.writes import ChunkRow, DocumentWrite, Vectors
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP, chunk_text
 from trove.embedders.vectorizer import Vectorizer
@@ -314,7 +314,7 @@ class Writer:
         fresh = _rows(plans)
         vectors, has = self._vectors(fresh, plans, given)
         with self.backend.transaction():
-            dropped_ids, written_ids = self._put(plans)
+            _, written_ids = self._put(plans)
             if vectors is not None and len(fresh) != len(written_ids):
                 # A re-planned document brought new chunks.
                 fresh = _rows(plans)
@@ -322,8 +322,6 @@ class Writer:
             vector_ids = written_ids if has is None else [written_ids[i] for i in has]
             if vectors is not None:
                 self.backend.put_vectors(vectors.table, vector_ids, vectors.matrix)
-        if vectors is not None and isinstance(self.backend, LocalIndexes):
-            self.backend.vectors_changed(dropped_ids, vector_ids, vectors.matrix)
         for plan in plans.values():
             if plan.action != "unchanged" and not plan.rechunk:
                 kind = {"added": "written", "restored": "restored"}.get(plan.action, "updated")

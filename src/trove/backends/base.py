@@ -148,22 +148,12 @@ class Backend(Protocol):
 @runtime_checkable
 class LocalIndexes(Protocol):
     """A backend that keeps search indexes in this process's memory (SQLite: the vector
-    index and the word index), which must hear of vector changes that do not go through
-    its own writes. A backend whose indexes live in a server (PostgreSQL) is not one:
-    check with ``isinstance(backend, LocalIndexes)``."""
+    index and the word index; its own writes keep them current as they commit). A backend
+    whose indexes live in a server (PostgreSQL) is not one: check with
+    ``isinstance(backend, LocalIndexes)``."""
 
     def warm(self) -> None:
         """Load the in-memory indexes now rather than at the first query that needs them."""
-        ...
-
-    def vectors_changed(
-        self, dropped: Sequence[int], added: Sequence[int], vectors: np.ndarray
-    ) -> None:
-        """After a commit: chunks ``dropped`` are gone, ``added`` have these vectors."""
-        ...
-
-    def vectors_reset(self) -> None:
-        """Forget the in-memory vector index (after a purge, a rebuild or a rollback)."""
         ...
 
 

@@ -12,7 +12,6 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from trove.backends.base import LocalIndexes
 from trove.models import Document
 
 if TYPE_CHECKING:
@@ -38,14 +37,9 @@ def transaction(store: Transacting) -> Iterator[None]:
         return
     held[id(store)] = []
     try:
+        # The backend tells its in-memory indexes on commit, not on a rollback.
         with store.backend.transaction():
             yield
-    except BaseException:
-        # Chunk ids written and rolled back may be handed out again: the in-memory
-        # vector index must not keep what it was told about them.
-        if isinstance(store.backend, LocalIndexes):
-            store.backend.vectors_reset()
-        raise
     finally:
         events = held.pop(id(store))
     for kind, doc in events:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from trove.backends.base import Backend, EmbedderLock, LocalIndexes
+from trove.backends.base import Backend, EmbedderLock
 from trove.backends.writes import ChunkRow
 from trove.errors import EmbedderMismatch, InvalidInput
 from trove.models import Document, same_copy
@@ -159,5 +159,3 @@ class Restore:
                 EmbedderLock(lock.spec, lock.model_id, lock.dimension, self.table)
             )
             self.backend.set_meta(PENDING, None)
-        if isinstance(self.backend, LocalIndexes):
-            self.backend.vectors_reset()

@@ -29,6 +29,7 @@ from trove.backends.sqlite.documents import DocumentStorage
 from trove.backends.sqlite.edges import EdgeStorage
 from trove.backends.sqlite.files import FileStorage
 from trove.backends.sqlite.filters import DIALECT, FilterQueries
+from trove.backends.sqlite.index_changes import IndexChanges
 from trove.backends.sqlite.lifecycle import LifecycleStorage
 from trove.backends.sqlite.originals import OriginalStorage
 from trove.backends.sqlite.readers import Readers
@@ -86,7 +87,7 @@ class SQLiteBackend(
             )
         migrate(self.conn.raw, version)
         self._word_tokenizer = word_tokenizer(self.conn.raw)
-        self._chunk_changes = ([], [])
+        self._index_changes = IndexChanges()
         # Not for a read-only file: its one connection reads it as immutable (no -shm).
         read_alone = self.memory or self.conn.read_only
         self._readers = None if read_alone else Readers(self.path, busy_timeout_ms)
@@ -210,16 +211,14 @@ class SQLiteBackend(
                         self.conn.execute("ROLLBACK")
                 raise StoreError(f"cannot write to {self.path}: {exc} (disk full?)") from None
             else:
-                dropped, added = self._chunk_changes
-                # Told in commit order, still under the lock; with no word index made
-                # yet there is none to tell (one made later reads the file as it is).
-                if (dropped or added) and "_word_searcher" in self.__dict__:
-                    self._words.committed(dropped, added)
+                # Told in commit order, still under the lock (index_changes.py).
+                words = self.__dict__.get("_word_searcher")
+                self._index_changes.apply(words, self._searcher, self.vectors_reset)
             finally:
                 self._depth = 0
                 if self._readers is not None:
                     self._readers.writer = None
-                self._chunk_changes = ([], [])
+                self._index_changes = IndexChanges()
                 self.conn.broken = None
                 if not self.memory:  # the pages beyond it are freed
                     set_cache(self.conn, READ_CACHE_KB)

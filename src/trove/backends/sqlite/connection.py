@@ -15,13 +15,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from trove.errors import CorruptStore, NotATroveStore, StoreError
 from trove.models import Document
 from trove.search import deadline
+
+if TYPE_CHECKING:
+    from trove.backends.sqlite.index_changes import IndexChanges
 
 
 class SerializedConnection:
@@ -101,14 +104,11 @@ class Connected:
     conn: SerializedConnection
     path: str
     memory: bool
-    # Chunk ids dropped and added by the open transaction, told to the in-memory word
-    # index when it commits.
-    _chunk_changes: tuple[list[int], list[int]]
+    # What the open transaction changes of the in-memory indexes, told to them when it
+    # commits (index_changes.py).
+    _index_changes: IndexChanges
 
     def transaction(self) -> AbstractContextManager[None]:
-        raise NotImplementedError
-
-    def vectors_reset(self) -> None:
         raise NotImplementedError
 
     def _documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:

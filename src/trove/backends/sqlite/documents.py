@@ -84,8 +84,7 @@ class DocumentStorage(Connected):
             ]
             self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
             ids = insert_chunks(self.conn, doc_id, chunks)
-            self._chunk_changes[0].extend(dropped)
-            self._chunk_changes[1].extend(ids)
+            self._index_changes.chunks(dropped, ids)
             return dropped, ids
 
     def put_many(self, writes: Sequence[DocumentWrite]) -> tuple[list[int], list[int]]:
@@ -93,8 +92,7 @@ class DocumentStorage(Connected):
         statements (bulk.py); returns (old chunk ids, new chunk ids)."""
         with self.transaction():
             dropped, ids = put_many(self.conn, writes, DOC_COLUMNS, _row)
-            self._chunk_changes[0].extend(dropped)
-            self._chunk_changes[1].extend(ids)
+            self._index_changes.chunks(dropped, ids)
             return dropped, ids
 
     def export_chunks(

@@ -34,11 +34,9 @@ class LifecycleStorage(Connected):
             ]
             for doc_id in ids:
                 chunks = self.conn.execute("SELECT id FROM chunk WHERE doc_id = ?", (doc_id,))
-                self._chunk_changes[0].extend(int(r[0]) for r in chunks)
+                self._index_changes.chunks(int(r[0]) for r in chunks)
                 self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
                 self.conn.execute("DELETE FROM document WHERE id = ?", (doc_id,))
-        if ids:
-            self.vectors_reset()
         return ids
 
     def remove_documents(self, doc_ids: Sequence[str]) -> list[str]:
@@ -56,16 +54,14 @@ class LifecycleStorage(Connected):
             chunks = self.conn.execute(
                 "SELECT id FROM chunk WHERE doc_id IN (SELECT value FROM json_each(?))", (found,)
             )
-            # The word index hears of the dropped chunks when the transaction commits.
-            self._chunk_changes[0].extend(int(r[0]) for r in chunks)
+            # The indexes hear of the dropped chunks when the transaction commits.
+            self._index_changes.chunks(int(r[0]) for r in chunks)
             self.conn.execute(
                 "DELETE FROM chunk WHERE doc_id IN (SELECT value FROM json_each(?))", (found,)
             )
             self.conn.execute(
                 "DELETE FROM document WHERE id IN (SELECT value FROM json_each(?))", (found,)
             )
-        if ids:
-            self.vectors_reset()
         return ids
 
     def record_access(self, counts: Mapping[str, tuple[int, float]]) -> None:

@@ -60,7 +60,7 @@ class VectorStorage(Connected):
     """Mixin of the SQLite backend: everything about stored vectors.
 
     k-NN runs in memory (see :mod:`trove.backends.sqlite.semantic`); this process's writes are
-    applied to that index after they commit.
+    applied to that index when they commit (:mod:`trove.backends.sqlite.index_changes`).
     """
 
     _searcher: SemanticSearcher | None = None
@@ -85,21 +85,13 @@ class VectorStorage(Connected):
             searcher = self._searcher = SemanticSearcher(self, lock)  # type: ignore[arg-type]
         return searcher
 
-    def vectors_changed(
-        self, dropped: Sequence[int], added: Sequence[int], vectors: np.ndarray
-    ) -> None:
-        """After a commit: chunks ``dropped`` are gone, ``added`` have these vectors."""
-        if self._searcher is not None:
-            self._searcher.removed(dropped)
-            self._searcher.added(added, vectors)
-
     def close_vectors(self) -> None:
         """Stop a background load of the vector index (the store is closing)."""
         if self._searcher is not None:
             self._searcher.close()
 
     def vectors_reset(self) -> None:
-        """Forget the in-memory index (after a purge or a rebuild); reloaded when needed."""
+        """Forget the in-memory index (the vector table was switched); reloaded when needed."""
         if self._searcher is not None:
             self._searcher.close(wait=False)
         self._searcher = None
@@ -139,7 +131,7 @@ class VectorStorage(Connected):
             self._activate(lock)
             if old is not None and old.table != lock.table:
                 self.conn.execute(f"DROP TABLE {old.table}")
-        self.vectors_reset()
+            self._index_changes.switched()
 
     def put_vectors(self, table: str, chunk_ids: Sequence[int], vectors: np.ndarray) -> None:
         codes = encode(vectors)
@@ -148,6 +140,7 @@ class VectorStorage(Connected):
                 f"INSERT OR REPLACE INTO {table} (id, codes) VALUES (?, ?)",
                 ((int(cid), codes[i]) for i, cid in enumerate(chunk_ids)),
             )
+            self._index_changes.vectors(table, chunk_ids, vectors)
 
     def vectors_by_hash(self, table: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of chunks with these text hashes: unchanged text is not re-embedded."""
