@@ -87,3 +87,24 @@ def test_a_migrate_killed_midway_resumes_into_the_same_table(tmp_path: Path) -> 
         assert lock is not None and lock.table == table
         assert kb.backend.get_meta(PENDING) is None
     assert _dump(tmp_path / "b.db") == _dump(tmp_path / "a.db")
+
+
+def test_an_import_keeps_a_loaded_vector_index_in_step(tmp_path: Path) -> None:
+    """Restored vectors and those embedded after (``reembed(missing=True)``) reach the
+    index as their transactions commit: it is neither reloaded nor left behind."""
+    _fill(tmp_path / "a.db")
+    for vectors in (True, False):
+        out = io.StringIO()
+        with trove.open(tmp_path / "a.db", embedder=None) as kb:
+            export_jsonl(kb, out, vectors=vectors)
+        target = tmp_path / f"b{vectors}.db"
+        with trove.open(target, embedder="hash:64") as kb:
+            kb.add("a note that was here first")
+            kb.warm()
+            searcher = kb.backend._searcher  # type: ignore[attr-defined]
+            index = searcher._index
+            report = import_jsonl(kb, io.StringIO(out.getvalue()))
+            assert report.added == DOCS and (report.embedded == 0) == vectors
+            assert kb.backend._searcher is searcher and searcher._index is index  # type: ignore[attr-defined]
+            held = {int(i) for i in index.ids()}
+            assert held == {int(i) for i in kb.backend.live_chunk_ids()}  # type: ignore[attr-defined]
