@@ -90,8 +90,8 @@ def test_vectors_stored_then_dropped_in_one_transaction_end_dropped() -> None:
     changes.vectors("chunk_vec_2", [9], np.zeros((1, 4), np.float32))  # another table
     changes.chunks([1, 7], [])
     index, forgotten = Index(), []
-    changes.apply(None, index, lambda: forgotten.append(True))
+    changes.tell_vectors(index, lambda: forgotten.append(True))
     assert index.ids == {8} and not forgotten
     changes.switched()
-    changes.apply(None, index, lambda: forgotten.append(True))
+    changes.tell_vectors(index, lambda: forgotten.append(True))
     assert forgotten == [True]

@@ -29,7 +29,7 @@ from trove.backends.sqlite.documents import DocumentStorage
 from trove.backends.sqlite.edges import EdgeStorage
 from trove.backends.sqlite.files import FileStorage
 from trove.backends.sqlite.filters import DIALECT, FilterQueries
-from trove.backends.sqlite.index_changes import IndexChanges
+from trove.backends.sqlite.index_changes import CommitQueue, IndexChanges
 from trove.backends.sqlite.lifecycle import LifecycleStorage
 from trove.backends.sqlite.originals import OriginalStorage
 from trove.backends.sqlite.readers import Readers
@@ -88,6 +88,7 @@ class SQLiteBackend(
         migrate(self.conn.raw, version)
         self._word_tokenizer = word_tokenizer(self.conn.raw)
         self._index_changes = IndexChanges()
+        self._commits = CommitQueue()
         # Not for a read-only file: its one connection reads it as immutable (no -shm).
         read_alone = self.memory or self.conn.read_only
         self._readers = None if read_alone else Readers(self.path, busy_timeout_ms)
@@ -212,8 +213,9 @@ class SQLiteBackend(
                 raise StoreError(f"cannot write to {self.path}: {exc} (disk full?)") from None
             else:
                 # Told in commit order, still under the lock (index_changes.py).
-                words = self.__dict__.get("_word_searcher")
-                self._index_changes.apply(words, self._searcher, self.vectors_reset)
+                self._index_changes.tell_words(self.__dict__.get("_word_searcher"))
+                if self._searcher is not None:  # one made later reads the file
+                    self._commits.put(self._index_changes)
             finally:
                 self._depth = 0
                 if self._readers is not None:
@@ -222,3 +224,5 @@ class SQLiteBackend(
                 self.conn.broken = None
                 if not self.memory:  # the pages beyond it are freed
                     set_cache(self.conn, READ_CACHE_KB)
+        # Outside the lock: the vector index reads the file under its own (index_changes.py).
+        self._commits.apply(lambda: self._searcher, self.vectors_reset)

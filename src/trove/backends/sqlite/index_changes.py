@@ -7,13 +7,21 @@ told to them here, and only here. Every write records what it changes as it runs
 backend's transaction: the chunks it drops and adds (``replace_chunks``, ``put_many``,
 ``purge``, ``remove_documents``), the vectors it stores (``put_vectors``), a switch of
 vector table (``finish_rebuild``). When the outermost transaction commits, the backend
-applies the record, in commit order and still under the connection's lock; when it rolls
-back, the record is dropped. So no index ever holds a chunk that was rolled back, whose id
-SQLite may hand out again, and no caller above the backend tells an index anything.
+applies the record; when it rolls back, the record is dropped. So no index ever holds a
+chunk that was rolled back, whose id SQLite may hand out again, and no caller above the
+backend tells an index anything.
+
+Both are told in commit order. The word index is told under the connection's lock (it
+only queues what it hears). The vector index takes its own lock and then reads the file
+(a load catching up), so it must not be told under the connection's lock: commits queue
+their records under it (:class:`CommitQueue`), and after it is released the queue is
+applied, in order, by one thread at a time.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -71,13 +79,19 @@ class IndexChanges:
         """The store uses another vector table now: the index is reloaded when needed."""
         self.reload = True
 
-    def apply(
-        self, words: WordIndex | None, vectors: VectorIndex | None, forget: Callable[[], None]
-    ) -> None:
-        """After the commit: tell the indexes that exist (one made later reads the file);
-        ``forget`` drops the vector index when the table was switched."""
+    def tell_words(self, words: WordIndex | None) -> None:
+        """After the commit, under the connection's lock: tell the word index, if one was
+        made (one made later reads the file)."""
         if words is not None and (self.dropped or self.added):
             words.committed(self.dropped, self.added)
+
+    @property
+    def for_vectors(self) -> bool:
+        return bool(self._steps) or self.reload
+
+    def tell_vectors(self, vectors: VectorIndex | None, forget: Callable[[], None]) -> None:
+        """Tell the vector index, if there is one; ``forget`` drops it when the table was
+        switched."""
         if self.reload:
             forget()
             return
@@ -88,3 +102,28 @@ class IndexChanges:
                 vectors.removed(ids)
             elif table == vectors.lock.table and matrix is not None:
                 vectors.added(ids, matrix)
+
+
+class CommitQueue:
+    """Commits' records for the vector index, in commit order (see the module doc)."""
+
+    def __init__(self) -> None:
+        self._queue: deque[IndexChanges] = deque()
+        self._applying = threading.Lock()
+
+    def put(self, changes: IndexChanges) -> None:
+        """Under the connection's lock, as the transaction commits."""
+        if changes.for_vectors:
+            self._queue.append(changes)
+
+    def apply(self, vectors: Callable[[], VectorIndex | None], forget: Callable[[], None]) -> None:
+        """Outside the connection's lock: tell the index every queued record. A thread
+        finding another at it leaves its record to that one, which drains the queue."""
+        while self._queue:
+            if not self._applying.acquire(blocking=False):
+                return
+            try:
+                while self._queue:
+                    self._queue.popleft().tell_vectors(vectors(), forget)
+            finally:
+                self._applying.release()
