@@ -134,6 +134,11 @@ def _export_fixtures() -> Any:
     return module
 
 
+def kb_file(setup: Setup, res: Resources) -> None:
+    """The reader's existing store file ``kb.db``: samples/notes ingested into it."""
+    setup.preamble.append("command trove --db kb.db ingest samples/notes >/dev/null")
+
+
 def attachment(setup: Setup, res: Resources) -> None:
     """``3f2a...`` is the id of the mail attachment the block's ingest stored."""
     setup.replace(
@@ -186,6 +191,7 @@ FIXTURES: dict[str, Callable[[Setup, Resources], None]] = {
     "server": server,
     "home": home,
     "attachment": attachment,
+    "kb-file": kb_file,
     "llm": llm,
     "postgres": postgres,
     "replicas": replicas,
