@@ -139,6 +139,31 @@ def kb_file(setup: Setup, res: Resources) -> None:
     setup.preamble.append("command trove --db kb.db ingest samples/notes >/dev/null")
 
 
+_QUESTIONS = {
+    "why did we drop redis": "2026-10-14-cache-decision.md",
+    "what went wrong in the september incident": "incident-2026-09-21.md",
+    "how do I bake bread": "sourdough.txt",
+}
+
+
+def beir(setup: Setup, res: Resources) -> None:
+    """A BEIR-layout set made of samples/notes stands for SciFact (``../shared/data/scifact``
+    in the text becomes it), and ``questions.jsonl`` asks for three of the notes."""
+    root, notes = setup.folder / "scifact", sorted((ROOT / "samples" / "notes").iterdir())
+    _mkdir(root / "qrels")
+    corpus = [{"_id": n.name, "title": n.stem, "text": n.read_text("utf-8")} for n in notes]
+    queries = [{"_id": f"q{i}", "text": q} for i, q in enumerate(_QUESTIONS)]
+    qrels = [f"q{i}\t{doc}\t1" for i, doc in enumerate(_QUESTIONS.values())]
+    for name, rows in (("corpus.jsonl", corpus), ("queries.jsonl", queries)):
+        (root / name).write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "\n".join(qrels))
+    pairs = [{"query": q, "expected_doc": d} for q, d in _QUESTIONS.items()]
+    (setup.folder / "questions.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in pairs), "utf-8"
+    )
+    setup.replace(r"\.\./shared/data/scifact", "scifact")
+
+
 def attachment(setup: Setup, res: Resources) -> None:
     """``3f2a...`` is the id of the mail attachment the block's ingest stored."""
     setup.replace(
@@ -191,6 +216,7 @@ FIXTURES: dict[str, Callable[[Setup, Resources], None]] = {
     "server": server,
     "home": home,
     "attachment": attachment,
+    "beir": beir,
     "kb-file": kb_file,
     "llm": llm,
     "postgres": postgres,
