@@ -12,10 +12,14 @@ import json
 import re
 import shutil
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from helpers.ingest_samples import message, write_mbox, write_pdf
 
@@ -136,7 +140,9 @@ def _export_fixtures() -> Any:
 
 def kb_file(setup: Setup, res: Resources) -> None:
     """The reader's existing store file ``kb.db``: samples/notes ingested into it."""
-    setup.preamble.append("command trove --db kb.db ingest samples/notes >/dev/null")
+    if not (setup.folder / "kb.db").exists():
+        trove = [sys.executable, "-m", "trove", "--db", "kb.db", "ingest", "samples/notes"]
+        subprocess.run(trove, cwd=setup.folder, env=setup.env, check=True, capture_output=True)
 
 
 _QUESTIONS = {
@@ -164,6 +170,21 @@ def beir(setup: Setup, res: Resources) -> None:
     setup.replace(r"\.\./shared/data/scifact", "scifact")
 
 
+def chat_clients(setup: Setup, res: Resources) -> None:
+    """The chat-model packages the adapter examples import (the ``dev`` extra has them)."""
+
+    missing = [m for m in ("langchain_openai", "llama_index.llms.openai") if not _found(m)]
+    if missing:
+        pytest.fail(f"the adapter examples need {missing}: pip install -e '.[dev]'")
+
+
+def _found(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def attachment(setup: Setup, res: Resources) -> None:
     """``3f2a...`` is the id of the mail attachment the block's ingest stored."""
     setup.replace(
@@ -180,6 +201,7 @@ def llm(setup: Setup, res: Resources) -> None:
     before = len(fake.requests)
     setup.replace(r"http://127\.0\.0\.1:11434/v1", fake.url)
     setup.env.update(TROVE_LLM_BASE_URL=fake.url, OPENAI_BASE_URL=fake.url)
+    setup.env["OPENAI_API_BASE"] = fake.url  # LlamaIndex's OpenAI reads this one
     setup.env.update(OPENAI_API_KEY="docs-key", TROVE_LLM_API_KEY="docs-key")
 
     def asked() -> None:
@@ -216,6 +238,7 @@ FIXTURES: dict[str, Callable[[Setup, Resources], None]] = {
     "server": server,
     "home": home,
     "attachment": attachment,
+    "chat-clients": chat_clients,
     "beir": beir,
     "kb-file": kb_file,
     "llm": llm,
