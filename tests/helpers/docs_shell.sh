@@ -11,8 +11,11 @@ _docs_wait_http() {
 _docs_mcp_answers() {  # an MCP client's first request over stdio; the server must answer it
   local hello='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"docs","version":"0"}}}'
   local out
-  out=$( (printf '%s\n' "$hello"; sleep "${DOCS_BOUND:-3}") | timeout -k 2 60 trove "$@")
-  [[ $out == *'"serverInfo"'* ]] || { echo "no MCP answer from: trove $*" >&2; return 1; }
+  out=$(mktemp)
+  # stdin stays open until the server has answered (or 60 s have passed), then closes
+  (printf '%s\n' "$hello"; for _ in $(seq 300); do [ -s "$out" ] && break; sleep 0.1; done) |
+    timeout -k 2 60 trove "$@" >"$out" || true
+  grep -q '"serverInfo"' "$out" || { echo "no MCP answer from: trove $*" >&2; return 1; }
 }
 
 trove() {
