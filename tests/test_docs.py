@@ -14,9 +14,12 @@ sh block first sources tests/helpers/docs_shell.sh, which bounds what runs until
 (``--follow``, ``watch``, ``curl -N``: 3 s), checks foreground servers and makes curl fail
 on an HTTP error. The processes a block starts are killed when it ends.
 
-What does not run, exactly: a line of an sh block that starts with ``pip install`` (this
-environment has the extras installed), and a block preceded by ``<!-- not run: why -->``,
-which only the README's own install and check commands may use (``NOT_RUN_ALLOWED``).
+What does not run, exactly: (1) a line of an sh block that starts with ``pip install``
+(this environment has every extra; the ``dev`` extra includes the chat-model packages the
+adapter examples import); (2) a block preceded by ``<!-- not run: why -->``, which only the
+README's own install and check commands may use (``NOT_RUN_ALLOWED``: they install this
+package, and the second is .ci/run itself); (3) the pages the benchmark scripts write
+(``GENERATED``): their one block is the measurement itself, minutes to hours.
 """
 
 from __future__ import annotations
