@@ -29,7 +29,7 @@ import numpy as np
 
 import _data
 from fusion_grid import collect
-from trove.embedders.base import scripts_of
+from trove.embedders.base import Embedder, scripts_of
 from trove.embedders.default import MiniLMEmbedder
 from trove.embedders.multilingual import MultilingualEmbedder
 from trove.models import Chunk, ChunkHit
@@ -80,7 +80,18 @@ def load(dataset: str, max_docs: int, embedder: str, split: str) -> list[Query]:
     runs, source = collect(dataset, embedder, split, max_docs)
     judged = _data.qrels(dataset, split)
     texts = _data.queries(dataset, split)
-    model = MODELS[embedder]
+    return from_runs(runs, source, judged, texts, MODELS[embedder])
+
+
+def from_runs(
+    runs: dict[str, dict[str, list[tuple[str, float]]]],
+    source: dict[str, str],
+    judged: dict[str, dict[str, int]],
+    texts: dict[str, str],
+    model: type[Embedder],
+) -> list[Query]:
+    """Each query's legs (``runs``: query id -> leg -> (document id, raw score)) as
+    Query, judged against ``judged`` through each document's source id."""
     queries = []
     for qid, legs in runs.items():
         scripts = scripts_of(texts[qid], min_share=SCRIPT_SHARE)

@@ -115,6 +115,35 @@ def test_the_feed_carries_this_processs_reads(tmp_path: Path) -> None:
             assert other.poll() == []
 
 
+def test_reads_are_written_to_the_event_log_as_on_the_stream(tmp_path: Path) -> None:
+    path = tmp_path / "kb.db"
+    with trove.open(path, embedder=None) as kb:
+        mine = kb.add("a secret plan", namespace="ana", source="vault")
+        private = kb.add("a secret aside", namespace="ana", scope="session", session="s1")
+        kb.add("a secret elsewhere", namespace="bo")
+    # Another process (here: another connection) follows the file's log.
+    with trove.open(path, embedder=None) as follower:
+        ana = EventFeed(follower, kinds=["retrieved"], namespace="ana", session="s2")
+        everyone = EventFeed(follower, kinds=["retrieved"])
+        with trove.open(path, embedder=None, record_retrievals=True) as audited:
+            streamed: list[dict[str, Any]] = []
+            audited.subscribe(streamed.append, kinds=["retrieved"])
+            own = EventFeed(audited, kinds=["retrieved"])
+            audited.get(mine)
+            audited.search("secret", namespace="ana", session="s1")
+            audited.get(private)
+            heard = own.poll()  # this process's reads, once each, from the log
+            assert [e["id"] for e in heard] == [e["id"] for e in streamed]
+            assert all(e["kind"] == "retrieved" and e["seq"] > 0 for e in heard)
+        assert [e["id"] for e in everyone.wait(5)] == [e["id"] for e in streamed]
+        assert {e["id"] for e in ana.poll()} == {mine}  # another session's aside is not heard
+    with trove.open(path, embedder=None) as quiet:  # without record_retrievals: none logged
+        feed = EventFeed(quiet, kinds=["retrieved"])
+        quiet.get(mine)
+        quiet.search("secret", namespace="ana")
+        assert feed.poll() == []
+
+
 def test_a_reranked_search_reports_only_what_it_returns(tmp_path: Path) -> None:
     # Reranking searches a wider list first; only the hits returned are reads.
     with trove.open(tmp_path / "kb.db", embedder=None, record_retrievals=True) as kb:

@@ -84,50 +84,9 @@ def open(target: str | os.PathLike[str], *, create: bool = True, **options: Any)
     search and get; default ``$TROVE_RECORD_RETRIEVALS``). They are checked before
     anything is created, and an open that fails leaves no file behind.
     """
-    from trove.backends.base import Backend
-    from trove.backends.postgres.scheme import is_postgres
-    from trove.opening import check_options, is_new_file, remove_created, require_existing
+    from trove.opening import open_store
 
-    check_options(options)
-    busy = options.pop("busy_timeout_ms", 5000)
-    replicas = options.pop("replicas", ())
-    path = os.fspath(target)
-    backend: Backend
-    if is_postgres(path):
-        # Imported only here: the core never needs psycopg (the ``postgres`` extra).
-        from trove.backends.postgres.backend import PostgresBackend
-
-        return _with(PostgresBackend(path, replicas=replicas), options)
-    if replicas:
-        raise InvalidInput("replicas are PostgreSQL standbys; a SQLite store takes none")
-    from trove.backends.sqlite.backend import SQLiteBackend
-
-    new = is_new_file(path)
-    if new and not create:
-        require_existing(path)
-    try:
-        backend = SQLiteBackend(path, busy_timeout_ms=busy)
-    except BaseException:
-        remove_created(path, existed=not new)
-        raise
-    try:
-        store = _with(backend, options)
-        if new and options.get("embedder", "auto") is None:
-            store.vectors.mark_keyword_only()  # made keyword-only: recorded in the file
-        return store
-    except BaseException:
-        remove_created(path, existed=not new)
-        raise
-
-
-def _with(backend: Any, options: dict[str, Any]) -> Store:
-    from trove.store import Store
-
-    try:
-        return Store(backend, **options)
-    except BaseException:
-        backend.close()
-        raise
+    return open_store(target, create=create, **options)
 
 
 __all__ = [

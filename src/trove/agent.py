@@ -19,7 +19,7 @@ from trove.search import phrasings
 from trove.search.variants import SearchResults, Variant, clean
 
 if TYPE_CHECKING:
-    from trove.store import Store
+    from trove.parts import Agentive, WithBackend
 
 SETTINGS = {"expand": ("off", "llm"), "enrich": ("off", "on")}
 _SETTING_PREFIX = "config."
@@ -28,7 +28,7 @@ _SETTING_PREFIX = "config."
 _SETTINGS_TTL = 2.0
 
 
-def settings(store: Store, **changes: str | None) -> dict[str, str]:
+def settings(store: Agentive, **changes: str | None) -> dict[str, str]:
     """Apply ``changes`` (None: back to the default) and return every setting."""
     for name, value in changes.items():
         if name not in SETTINGS:
@@ -45,23 +45,23 @@ def settings(store: Store, **changes: str | None) -> dict[str, str]:
         name: store.backend.get_meta(_SETTING_PREFIX + name) or choices[0]
         for name, choices in SETTINGS.items()
     }
-    store.__dict__["_settings_cache"] = (time.monotonic(), values)
+    store.memos.settings = (time.monotonic(), values)
     return values
 
 
-def setting(store: Store, name: str) -> str:
-    cached = store.__dict__.get("_settings_cache")
+def setting(store: Agentive, name: str) -> str:
+    cached = store.memos.settings
     if cached is None or time.monotonic() - cached[0] > _SETTINGS_TTL:
         return settings(store)[name]
     return str(cached[1][name])
 
 
-def expand_default(store: Store) -> int | str:
+def expand_default(store: Agentive) -> int | str:
     return "llm" if setting(store, "expand") == "llm" else 0
 
 
 def search_variants(
-    store: Store,
+    store: Agentive,
     search: Callable[..., list[Hit]],
     query: str,
     variants: Sequence[str] | None,
@@ -105,7 +105,7 @@ _VARIANT_KEYS = ("variant_fusion", "found_by", "found_by_origin", "variants")
 
 
 def one_pass(
-    store: Store,
+    store: Agentive,
     query: str,
     runs: Sequence[Variant],
     vectors: Mapping[str, Any],
@@ -117,7 +117,7 @@ def one_pass(
     explained: dict[str, dict[str, Any]] = {}
 
     def search(text: str, **rest: Any) -> list[Hit]:
-        hits = phrasings.search(store._hybrid, text, runs, vectors, **rest)
+        hits = phrasings.search(store.hybrid_search, text, runs, vectors, **rest)
         explained.update((h.doc_id, h.explain) for h in hits if h.explain)
         return hits
 
@@ -143,7 +143,7 @@ def _variant_info(explain: dict[str, Any] | None) -> dict[str, Any]:
     return {k: explain[k] for k in _VARIANT_KEYS if k in explain}
 
 
-def purgeable(store: Store, stamp: float) -> dict[str, Document]:
+def purgeable(store: WithBackend, stamp: float) -> dict[str, Document]:
     """Documents a purge at ``stamp`` removes, for the ``purged`` events' payloads.
 
     A page-by-page scan, run only while someone listens for ``purged``: purges are rare

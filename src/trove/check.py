@@ -16,9 +16,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
-from trove.backends.sqlite.chunk_text import word_index_problems
 from trove.errors import CorruptStore, StoreError
 from trove.search.snippet_text import mask
 
@@ -46,15 +43,14 @@ def check(store: Store) -> CheckReport:
     both, the documents, their chunks, keys and vectors."""
     backend = store.backend
     report = CheckReport()
-    conn = getattr(backend, "conn", None)
-    if conn is not None and hasattr(conn, "raw"):
-        _sqlite(conn, report)
-        execute: Callable[[str], Iterable[Sequence[Any]]] = conn.execute
-    elif hasattr(backend, "index_problems"):
-        report.problems += backend.index_problems()
-        execute = backend.rows  # type: ignore[attr-defined]
-    else:
+    conn: Any = getattr(backend, "conn", None)
+    if not hasattr(backend, "index_problems"):
         raise StoreError("trove check runs on SQLite and PostgreSQL stores")
+    report.problems += backend.index_problems()
+    # SQLite's rows through its connection; PostgreSQL's through its pool.
+    execute: Callable[[str], Iterable[Sequence[Any]]] = (
+        conn.execute if hasattr(conn, "raw") else backend.rows  # type: ignore[attr-defined]
+    )
     try:
         _documents(execute, report)
     except CorruptStore:  # the rows cannot be read: SQLite's lines above say where
@@ -65,33 +61,15 @@ def check(store: Store) -> CheckReport:
         report.vectors = backend.vector_count()
     if hasattr(backend, "integrity_problems"):  # PostgreSQL: counted row by row
         report.problems += backend.integrity_problems()
-    elif lock is not None and report.vectors != report.chunks:
-        missing = report.chunks - report.vectors
-        report.problems.append(
-            f"{missing} chunks have no vector in {lock.table} "
-            "(`trove reembed --missing` embeds them)"
-        )
+    elif lock is not None:
+        # Chunks the semantic index should hold (not those of entries kept out of it).
+        missing = sum(len(rows) for rows in backend.chunks_without_vectors(lock.table))
+        if missing:
+            report.problems.append(
+                f"{missing} chunks have no vector in {lock.table} "
+                "(`trove reembed --missing` embeds them)"
+            )
     return report
-
-
-def _sqlite(conn: Any, report: CheckReport) -> None:
-    try:
-        lines = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
-    except CorruptStore:  # damage the check itself cannot walk past
-        lines = ["integrity_check stopped: the file is damaged"]
-    if lines != ["ok"]:
-        report.problems += [f"sqlite: {line}" for line in lines[:20]]
-    for table in ("chunk_fts", "chunk_cjk"):
-        try:
-            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
-        except apsw.ReadOnlyError:
-            pass  # a read-only file: FTS5 checks by writing a command row
-        except apsw.Error as exc:
-            report.problems.append(f"{table}: {exc}")
-    try:
-        report.problems += word_index_problems(conn)
-    except StoreError as exc:  # damage: SQLite's lines above say where
-        report.problems.append(f"chunk_fts: not compared with the chunks ({exc})")
 
 
 def _documents(execute: Callable[[str], Iterable[Sequence[Any]]], report: CheckReport) -> None:

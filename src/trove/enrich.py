@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from trove.errors import InvalidQuery
 from trove.hits import Hit
@@ -28,8 +28,8 @@ from trove.search.variants import Variant, fuse
 from trove.timeutil import now
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.enrich import Enrichments
-    from trove.store import Store
+    from trove.backends.base import Enrichments
+    from trove.parts import Agentive, WithBackend
 
 SYSTEM = """\
 You index documents for a search engine. Answer with one JSON object and nothing else: \
@@ -43,17 +43,17 @@ PROMPT_CHARS = 6000
 _FLAG_TTL = 2.0
 
 
-def enrichments(store: Store) -> Enrichments | None:
-    from trove.backends.sqlite.backend import SQLiteBackend
+def enrichments(store: WithBackend) -> Enrichments | None:
+    from trove.backends.base import Enriching
 
-    if not isinstance(store.backend, SQLiteBackend):
+    backend = store.backend
+    # Asked of the class: a closed store's stand-in answers every attribute with an error.
+    if not issubclass(type(backend), Enriching):
         return None
-    from trove.backends.sqlite.enrich import Enrichments
-
-    return Enrichments(store.backend)
+    return cast(Enriching, backend).enrichments()
 
 
-def wanted(store: Store, enrich: bool | None) -> bool:
+def wanted(store: Agentive, enrich: bool | None) -> bool:
     """Whether a write enriches: the caller's choice, else the store's setting."""
     if enrich is None:
         from trove.agent import setting
@@ -64,7 +64,7 @@ def wanted(store: Store, enrich: bool | None) -> bool:
     return bool(enrich)
 
 
-def enrich(store: Store, doc_ids: Sequence[str]) -> dict[str, int]:
+def enrich(store: Agentive, doc_ids: Sequence[str]) -> dict[str, int]:
     """Enrich these documents now; returns how many were enriched and how many failed."""
     rows = enrichments(store)
     if rows is None:
@@ -94,12 +94,12 @@ def enrich(store: Store, doc_ids: Sequence[str]) -> dict[str, int]:
         }
         rows.put(doc.id, doc.content_hash, model.model_id, now(), fields=fields)
         done += 1
-    store.__dict__.pop("_enriched_flag", None)  # searches use it from now on
+    store.memos.enriched = None  # searches use it from now on
     return {"enriched": done, "failed": failed}
 
 
 def enrich_missing(
-    store: Store, *, progress: Callable[[int], None] | None = None
+    store: Agentive, *, progress: Callable[[int], None] | None = None
 ) -> dict[str, int]:
     """Enrich every live document that has no current enrichment (new, changed, failed)."""
     rows = enrichments(store)
@@ -119,7 +119,7 @@ def enrich_missing(
             progress(len(batch))
 
 
-def with_enrichment(store: Store, search: Callable[..., list[Hit]]) -> Callable[..., list[Hit]]:
+def with_enrichment(store: Agentive, search: Callable[..., list[Hit]]) -> Callable[..., list[Hit]]:
     """``search`` that also matches enrichments, when the store has any."""
     rows = enrichments(store)
     if rows is None or not _has_any(store, rows):
@@ -156,7 +156,7 @@ def _provenance(hit: Hit, explain: bool) -> Hit:
 
 
 def _enriched(
-    store: Store, rows: Enrichments, query: str, limit: int, options: dict[str, Any]
+    store: Agentive, rows: Enrichments, query: str, limit: int, options: dict[str, Any]
 ) -> list[Hit]:
     parsed = parse(query)
     terms = parsed.words
@@ -193,10 +193,10 @@ def snippet_spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def _has_any(store: Store, rows: Enrichments) -> bool:
+def _has_any(store: Agentive, rows: Enrichments) -> bool:
     # Asked on every search: a few seconds stale is fine, a query each time is not needed.
-    cached = store.__dict__.get("_enriched_flag")
+    cached = store.memos.enriched
     if cached is None or time.monotonic() - cached[0] > _FLAG_TTL:
         cached = (time.monotonic(), rows.any())
-        store.__dict__["_enriched_flag"] = cached
+        store.memos.enriched = cached
     return bool(cached[1])

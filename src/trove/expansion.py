@@ -23,7 +23,7 @@ from trove.search.variants import MAX_VARIANTS, Variant, normalize
 if TYPE_CHECKING:
     import numpy as np
 
-    from trove.store import Store
+    from trove.parts import Agentive
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
 
@@ -64,13 +64,13 @@ def cache_key(model_id: str, query: str) -> str:
     return CACHE_PREFIX + digest[:32]
 
 
-def expand(store: Store, query: str, *, semantic: bool) -> Expansion:
+def expand(store: Agentive, query: str, *, semantic: bool) -> Expansion:
     """Variants of ``query`` from the store's model (cached); never raises."""
     model = store.llm
     if model is None:
         return Expansion(error="no LLM configured (set TROVE_LLM)")
     key = cache_key(model.model_id, query)
-    memo: dict[tuple[str, str], Expansion] = store.__dict__.setdefault("_expansions", {})
+    memo: dict[tuple[str, str], Expansion] = store.memos.expansions
     # The vectors are the embedder's: a store re-embedded by another model needs others.
     slot = (key, store.vectors.resolve().model_id if semantic else "")
     known = memo.get(slot)
@@ -111,7 +111,9 @@ def _remember(
     return found
 
 
-def vectors(store: Store, key: str, variants: Sequence[Variant], semantic: bool) -> dict[str, Any]:
+def vectors(
+    store: Agentive, key: str, variants: Sequence[Variant], semantic: bool
+) -> dict[str, Any]:
     """Query vectors of the variants searched by meaning, cached beside the expansion
     (``key``) per embedding model; {} for a search not ``semantic``. Never raises: a variant
     without one is embedded by the search."""

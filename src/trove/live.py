@@ -3,7 +3,9 @@
 On SQLite, changes come from the file's event log (:mod:`trove.backends.sqlite.events`),
 so writes by every process sharing the file are heard, in commit order, and a write that
 rolled back is never heard. Elsewhere (PostgreSQL) they come from this process's own
-writes. ``retrieved`` events (reads) are never logged: they come from this process.
+writes. ``retrieved`` events (reads) are logged by stores opened with
+``record_retrievals`` (:func:`trove.memory.access.log_reads_to_file`), so on SQLite they
+too are heard from every process; elsewhere they come from this process.
 
 A feed sees one caller's view when given one: a namespace (plus ``global`` items) and a
 session (session-scoped items of other sessions are not shown).
@@ -18,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from trove.errors import InvalidInput
 from trove.events import EVENT_KINDS
+from trove.memory.access import file_event_log
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.events import EventLog
+    from trove.backends.base import EventLog
     from trove.store import Store
 
 # How often the file's log is read: a read of an index range, cheap, and the delay an
@@ -29,13 +32,8 @@ POLL_SECONDS = 0.05
 
 
 def event_log(store: Store) -> EventLog | None:
-    from trove.backends.sqlite.backend import SQLiteBackend
-
-    if isinstance(store.backend, SQLiteBackend):
-        from trove.backends.sqlite.events import EventLog
-
-        return EventLog(store.backend)
-    return None
+    """The event log in ``store``'s file, where it keeps one (SQLite), else None."""
+    return file_event_log(store.backend)
 
 
 class EventFeed:
@@ -62,7 +60,11 @@ class EventFeed:
         # ``after``: resume after an event already seen (its ``seq``), if still logged.
         self.cursor = 0 if self.log is None else after if after is not None else self.log.last_id()
         self._local: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        # From the log: changes, and reads where this store logs them (log_reads).
         local = {"retrieved"} if self.log is not None else set(EVENT_KINDS)
+        if self.log is not None and store.access.logs_reads:
+            local = set()
+        self._reads = store.access if store.access.logs_reads else None
         self._unsubscribe = store.subscribe(self._local.put, kinds=self.kinds & local)
 
     def close(self) -> None:
@@ -77,6 +79,8 @@ class EventFeed:
     def poll(self) -> list[dict[str, Any]]:
         """The events since the last poll (may be none)."""
         found: list[dict[str, Any]] = []
+        if self._reads is not None:  # this process's reads, into the log before it is read
+            self._reads.flush_reads()
         if self.log is not None:
             for event in self.log.after(self.cursor):
                 self.cursor = event["seq"]

@@ -1,20 +1,28 @@
 """Opening a store: options checked before anything is created, nothing left by a failure.
 
-``trove.open`` calls :func:`open_store`. A read-only caller passes ``create=False`` and
-gets a clear error for a missing file instead of a new empty store; a failed open (an
-unknown embedder, a bad option) removes the file it created; a closed store answers
-every call with :class:`~trove.errors.StoreError`.
+``trove.open`` calls :func:`open_store`, which picks the backend from the target (the
+only module above the backends that names a concrete one). A read-only caller passes
+``create=False`` and gets a clear error for a missing file instead of a new empty
+store; a failed open (an unknown embedder, a bad option) removes the file it created; a
+closed store answers every call with :class:`~trove.errors.StoreError`
+(:class:`~trove.backends.closed.ClosedBackend`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
+# Whether a target names PostgreSQL, and how to show it (its password hidden): asked by
+# every command that prints a target, which need not know the backend packages.
+from trove.backends.postgres.scheme import is_postgres as is_postgres
+from trove.backends.postgres.scheme import redact as redact
 from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.errors import InvalidInput, StoreError
+
+if TYPE_CHECKING:
+    from trove.store import Store
 
 # The chunker's own lower bound (ingest.chunking.chunk_text).
 MIN_CHUNK_CHARS = 20
@@ -47,6 +55,49 @@ def check_options(options: dict[str, Any]) -> None:
         raise InvalidInput("replicas must be a list of postgresql:// URLs")
     if not all(isinstance(url, str) for url in replicas):
         raise InvalidInput("replicas must be a list of postgresql:// URLs")
+
+
+def open_store(target: str | os.PathLike[str], *, create: bool = True, **options: Any) -> Store:
+    """``trove.open``: the options checked, the backend chosen, the store assembled."""
+    check_options(options)
+    busy = options.pop("busy_timeout_ms", 5000)
+    replicas = options.pop("replicas", ())
+    path = os.fspath(target)
+    if is_postgres(path):
+        # Imported only here: the core never needs psycopg (the ``postgres`` extra).
+        from trove.backends.postgres.backend import PostgresBackend
+
+        return _with(PostgresBackend(path, replicas=replicas), options)
+    if replicas:
+        raise InvalidInput("replicas are PostgreSQL standbys; a SQLite store takes none")
+    from trove.backends.sqlite.backend import SQLiteBackend
+
+    new = is_new_file(path)
+    if new and not create:
+        require_existing(path)
+    try:
+        backend = SQLiteBackend(path, busy_timeout_ms=busy)
+    except BaseException:
+        remove_created(path, existed=not new)
+        raise
+    try:
+        store = _with(backend, options)
+        if new and options.get("embedder", "auto") is None:
+            store.vectors.mark_keyword_only()  # made keyword-only: recorded in the file
+        return store
+    except BaseException:
+        remove_created(path, existed=not new)
+        raise
+
+
+def _with(backend: Any, options: dict[str, Any]) -> Store:
+    from trove.store import Store
+
+    try:
+        return Store(backend, **options)
+    except BaseException:
+        backend.close()
+        raise
 
 
 def accepted_options() -> frozenset[str]:
@@ -84,16 +135,6 @@ def remove_created(path: str, existed: bool) -> None:
     for file in sqlite_files(path):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(file)
-
-
-class ClosedBackend:
-    """Stands in for a closed store's backend: every use is a clear StoreError."""
-
-    def __getattr__(self, name: str) -> Callable[..., NoReturn]:
-        raise StoreError("this store is closed; open it again with trove.open()")
-
-    def close(self) -> None:
-        """Closing twice is harmless."""
 
 
 def is_new_file(target: str) -> bool:

@@ -16,7 +16,7 @@ import reprlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from trove.errors import ContentTooLarge, InvalidInput, NotFound
 
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     import mimetypes
     import unicodedata
 
-    from trove.store import Store
 else:  # loaded when an original is first read or written: opening a store needs none
     from trove.lazy import LazyModule
 
@@ -68,8 +67,30 @@ class Original:
         return len(self.data)
 
 
-def max_bytes(store: Store) -> int:
-    configured = getattr(store, "max_original_bytes", None)
+class OriginalStore(Protocol):
+    """The part of a backend that keeps originals (every backend's, by
+    :class:`~trove.backends.base.Backend`)."""
+
+    def put_original(
+        self, doc_id: str, digest: str, size: int, source: IO[bytes], name: str, media_type: str
+    ) -> None: ...
+    def original_info(self, doc_id: str) -> OriginalInfo | None: ...
+    def original_pieces(self, digest: str, piece: int = ...) -> Iterator[bytes]: ...
+
+
+class Holder(Protocol):
+    """What reading and writing originals needs of a store: its backend, whether a
+    document is live, and its bound on one original (None: the environment's or 1 GiB)."""
+
+    @property
+    def backend(self) -> OriginalStore: ...
+    @property
+    def max_original_bytes(self) -> int | None: ...
+    def peek(self, doc_id: str) -> Any: ...
+
+
+def max_bytes(store: Holder) -> int:
+    configured = store.max_original_bytes
     if configured is not None:
         return int(configured)
     env = os.environ.get("TROVE_MAX_ORIGINAL_BYTES", "")
@@ -112,7 +133,7 @@ def guess_type(name: str) -> str:
 
 
 def attach(
-    store: Store,
+    store: Holder,
     doc_id: str,
     original: bytes | os.PathLike[str] | str,
     name: str = "",
@@ -142,6 +163,20 @@ def attach(
     return OriginalInfo(doc_id, digest, name, kind, size)
 
 
+def keep(
+    store: Holder,
+    doc_id: str,
+    original: bytes | os.PathLike[str] | str,
+    name: str = "",
+    media_type: str = "",
+) -> OriginalInfo:
+    """:func:`attach` to a live document, replacing the original it had; NotFound if the
+    document is absent, deleted or expired."""
+    if store.peek(doc_id) is None:
+        raise NotFound(f"no document with id {doc_id!r}")
+    return attach(store, doc_id, original, name, media_type)
+
+
 def described(name: str, kind: str) -> tuple[str, str]:
     """An original's file name (made safe) and media type (checked; guessed from the
     name when not given), as every way in (add, ingest, import) stores them."""
@@ -149,7 +184,7 @@ def described(name: str, kind: str) -> tuple[str, str]:
     return name, media_type(kind or (guess_type(name) if name else FALLBACK_TYPE))
 
 
-def info(store: Store, doc_id: str) -> OriginalInfo:
+def info(store: Holder, doc_id: str) -> OriginalInfo:
     """The original of a live document; NotFound if the document or its original is not."""
     if store.peek(doc_id) is None:
         raise NotFound(f"no document with id {doc_id!r}")
@@ -159,11 +194,11 @@ def info(store: Store, doc_id: str) -> OriginalInfo:
     return found
 
 
-def pieces(store: Store, found: OriginalInfo) -> Iterator[bytes]:
+def pieces(store: Holder, found: OriginalInfo) -> Iterator[bytes]:
     return store.backend.original_pieces(found.sha256)
 
 
-def write_to(store: Store, found: OriginalInfo, target: IO[bytes]) -> int:
+def write_to(store: Holder, found: OriginalInfo, target: IO[bytes]) -> int:
     written = 0
     for piece in pieces(store, found):
         target.write(piece)

@@ -124,10 +124,10 @@ def probe(ws: Workspace, pairs: Any = None) -> ProbeReport:
 
 
 def _run(check: Callable[[Store], str]) -> tuple[bool, str]:
-    import trove
+    from trove.opening import open_store
 
     try:
-        with trove.open(":memory:", embedder=None, llm=None, record_retrievals=False) as scratch:
+        with open_store(":memory:", embedder=None, llm=None, record_retrievals=False) as scratch:
             return True, check(scratch)
     except AssertionError as exc:
         return False, str(exc)

@@ -18,9 +18,8 @@ from trove.errors import InvalidQuery, NotFound
 from trove.event_kinds import EVENT_KINDS
 from trove.events import Events
 from trove.expansion_counts import CacheCounts
-from trove.memory.access import AccessRecorder
+from trove.memory.access import AccessRecorder, log_reads_to_file
 from trove.models import FUSIONS
-from trove.opening import ClosedBackend
 from trove.rwlock import ReadWriteLock
 
 if TYPE_CHECKING:
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
 
     from trove import agent, enrich, originals, store_search, workspace, write
     from trove import llm as chat_models
+    from trove import rechunk as rechunking
     from trove.backends.base import Backend
     from trove.embedders.base import Embedder
     from trove.ingest import ownership
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from trove.memory import clusters as cluster_groups
     from trove.memory.clusters import Clusters
     from trove.models import Document, Edge, Page, Stats
+    from trove.parts import Memos
     from trove.search import budget, hybrid
     from trove.search.variants import SearchResults
     from trove.workspace import Workspace
@@ -58,13 +59,14 @@ else:
     hybrid = LazyModule("trove.search.hybrid")
     lifecycle = LazyModule("trove.memory.lifecycle")
     originals = LazyModule("trove.originals")
+    rechunking = LazyModule("trove.rechunk")
     ownership = LazyModule("trove.ingest.ownership")
     store_search = LazyModule("trove.store_search")
     workspace = LazyModule("trove.workspace")
     write = LazyModule("trove.write")
 
 
-class Store:
+class Store(store_writes.StoreWrites):
     """A knowledge store. Open one with :func:`trove.open`."""
 
     def __init__(
@@ -105,6 +107,8 @@ class Store:
         self.record_retrievals = record_retrievals
         # access_count/last_accessed of what reads hand out (record_access=False: not).
         self.access = AccessRecorder(backend, enabled=record_access)
+        if record_retrievals:  # and into the file's event log, where there is one
+            log_reads_to_file(self.access, backend, self.subscribe)
         # Originals larger than this are refused (None: $TROVE_MAX_ORIGINAL_BYTES or 1 GiB).
         self.max_original_bytes: int | None = None
 
@@ -118,6 +122,8 @@ class Store:
         self.access.close()
         self._pool.shutdown()
         self.backend.close()
+        from trove.backends.closed import ClosedBackend
+
         closed: Any = ClosedBackend()
         self.backend = self.vectors.backend = closed
         if "writer" in self.__dict__:
@@ -130,9 +136,13 @@ class Store:
         memory for speed; they are otherwise loaded when first needed (the word index in
         the background, FTS5 answering meanwhile). For a long-running process that wants
         its first queries fast: this waits for the loading (seconds at 100k chunks:
-        python bench/scale.py)."""
+        python bench/scale.py). A PostgreSQL store reads its most frequent words'
+        postings into this process (``warm_words``)."""
         if isinstance(self.backend, LocalIndexes):
             self.backend.warm()
+        warm_words = getattr(self.backend, "warm_words", None)
+        if warm_words is not None:
+            warm_words()
 
     def reading(self) -> AbstractContextManager[None]:
         """``with kb.reading(): ...`` runs beside other readers, never beside a writer: for
@@ -198,18 +208,8 @@ class Store:
         ``expand`` (``llm`` or ``off``) and ``enrich`` (``on`` or ``off``)."""
         return agent.settings(self, **changes)
 
-    # --- writing: the bodies are in trove/store_writes.py -------------------------
-
-    add = store_writes.add
-    add_many = store_writes.add_many
-    write_many = store_writes.write_many
-    delete = store_writes.delete
-    restore = store_writes.restore
-    purge = store_writes.purge
-    clear = store_writes.clear
-    transaction = store_writes.transaction
-    reembed = store_writes.reembed
-    update = store_writes.update
+    # --- writing: add, add_many, write_many, update, delete, restore, purge, clear,
+    # transaction and reembed are StoreWrites' (trove/store_writes.py) ----------------
 
     def link(self, src: str, dst: str, type: str = "relates_to", weight: float = 1.0) -> Edge:
         """A typed, weighted edge from ``src`` to ``dst`` (linking again sets the weight)."""
@@ -368,7 +368,14 @@ class Store:
         return found
 
     @functools.cached_property
-    def _hybrid(self) -> hybrid.HybridSearch:
+    def memos(self) -> Memos:
+        """What the agent loop remembers between calls (settings, enrichment, expansions)."""
+        from trove.parts import Memos
+
+        return Memos()
+
+    @functools.cached_property
+    def hybrid_search(self) -> hybrid.HybridSearch:
         """Keyword, semantic and hybrid ranking over this store's parts."""
         return hybrid.HybridSearch(self, self._pool, lambda: atomic.active(self))
 
@@ -378,7 +385,7 @@ class Store:
         :mod:`trove.memory.clusters`."""
         return cluster_groups.Clusters(self)
 
-    def _has_duplicates(self) -> bool:
+    def has_duplicates(self) -> bool:
         return self.backend.get_meta(canonical.META_KEY) is not None
 
     def canonicalize(self, **options: Any) -> builtins.list[canonical.DuplicateGroup]:
@@ -386,6 +393,21 @@ class Store:
         ``threshold``, ``text_threshold``, ``namespace``, ``rule``, ``dry_run``; see
         :mod:`trove.memory.canonical`."""
         return canonical.canonicalize(self, **options)
+
+    def rechunk(
+        self,
+        doc_ids: Iterable[str] | None = None,
+        *,
+        namespace: str | None = None,
+        **chunking: int,
+    ) -> rechunking.RechunkReport:
+        """Cut documents (``doc_ids``, or a namespace's, or all) into chunks again with
+        ``chunk_chars``/``chunk_overlap`` (default: this store's); see :mod:`trove.rechunk`."""
+        chunking = {
+            "chunk_chars": self.chunk_chars,
+            "chunk_overlap": self.chunk_overlap,
+        } | chunking
+        return rechunking.rechunk(self, doc_ids, namespace=namespace, **chunking)
 
     def uncanonicalize(self, namespace: str = "default") -> int:
         """Undo :meth:`canonicalize` in a namespace; returns how many it unmarked."""

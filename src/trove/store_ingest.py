@@ -7,22 +7,40 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trove.backends.base import WriteLog
 from trove.ingest import ownership
+from trove.originals import Holder
 
 if TYPE_CHECKING:
+    from trove.backends.base import Backend
     from trove.backends.file_state import FileState
-    from trove.models import Document
-    from trove.store import Store
-    from trove.write import WriteResult
+    from trove.models import Document, Edge
+    from trove.write import Writer, WriteResult
+
+
+class IngestingStore(Holder, Protocol):
+    """What ingest uses of a store: its writer and backend, the public operations below,
+    and what keeping an original needs."""
+
+    @property
+    def backend(self) -> Backend: ...
+    @property
+    def writer(self) -> Writer: ...
+    @property
+    def author_tier(self) -> str: ...
+    def iter_source(self, namespace: str, source: str) -> Iterator[tuple[str, str, str, bool]]: ...
+    def delete(self, doc_id: str) -> bool: ...
+    def link(self, src: str, dst: str, type: str = "relates_to", weight: float = 1.0) -> Edge: ...
+    def unlink(self, src: str, dst: str, type: str | None = None) -> int: ...
+    def transaction(self) -> AbstractContextManager[None]: ...
 
 
 class StoreTarget:
     """What one :meth:`Store.ingest` run writes through and reads from."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: IngestingStore) -> None:
         self.store = store
         self.backend = store.backend
         self.writer = store.writer

@@ -17,23 +17,23 @@ from trove.search.variants import SearchResults
 from trove.timeutil import now
 
 if TYPE_CHECKING:
-    from trove.store import Store
+    from trove.parts import Searching
 
 
 def found(
-    self: Store, query: str, limit: int, options: dict[str, Any], filters: dict[str, Any]
+    self: Searching, query: str, limit: int, options: dict[str, Any], filters: dict[str, Any]
 ) -> SearchResults:
     """The hits :meth:`Store.search` returns, before it records their use or reports
     them read (so an inner search, like reranking's wider one, reports nothing). All of
     it runs within one time budget (trove.search.deadline)."""
     with deadline.within():
-        if filters.pop("collapse_duplicates", True) and self._has_duplicates():
+        if filters.pop("collapse_duplicates", True) and self.has_duplicates():
             filters["collapse"] = True
         hits = ranked(self, query, limit, options, filters)
         expand, budgeted = options["expand"], options["budget"]
         if isinstance(expand, int) and expand > 0 and hits:
             deadline.check()
-            hits.extend(self._hybrid.linked(hits, Filters.build(**filters), expand, now()))
+            hits.extend(self.hybrid_search.linked(hits, Filters.build(**filters), expand, now()))
         deadline.check()
         hits[:] = budget.finish(
             self.backend, [h for h in hits if budgeted.passes(h.score, h)], budgeted
@@ -42,7 +42,7 @@ def found(
 
 
 def ranked(
-    self: Store, query: str, limit: int, options: dict[str, Any], filters: dict[str, Any]
+    self: Searching, query: str, limit: int, options: dict[str, Any], filters: dict[str, Any]
 ) -> SearchResults:
     """The hits of :meth:`Store.search` before links, budget and access: reranked, by the
     caller's vector, fused over variants, or one ranking (with enrichment)."""
@@ -57,11 +57,11 @@ def ranked(
         return SearchResults(memory_rank.apply(wide, rank, now(), limit, explain))
     if vector is not None:
         where = Filters.build(**filters)
-        return SearchResults(own_vectors.search(self, vector, where, limit, explain))
+        return SearchResults(own_vectors.search(self.backend, vector, where, limit, explain))
     if variants or expand == "llm":
         return agent.search_variants(
             self,
-            with_enrichment(self, self._hybrid.search),
+            with_enrichment(self, self.hybrid_search.search),
             query,
             variants,
             llm=expand == "llm",
@@ -70,7 +70,7 @@ def ranked(
             **dict(filters, mode=mode, raw=raw),
         )
     return SearchResults(
-        with_enrichment(self, self._hybrid.search)(
+        with_enrichment(self, self.hybrid_search.search)(
             query, mode=mode, limit=limit, raw=raw, explain=explain, **filters
         )
     )

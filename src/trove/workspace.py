@@ -18,10 +18,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from trove import originals
 from trove.errors import Forbidden, InvalidInput, NotFound
 from trove.hits import Hit
 from trove.ingest.ownership import owning_file
 from trove.limits import check_content
+from trove.memory.canonical import DuplicateGroup
 from trove.memory.clusters import Cluster
 from trove.memory.upsert import Prepared
 from trove.models import Document, Edge, Page, Stats
@@ -195,8 +197,10 @@ class Workspace:
         fields["namespace"] = self.namespace
         # Prepared once, here: its id says whose key it is, and the write uses it as is.
         tier = self.author_tier or self.store.author_tier  # as Store.write_many decides it
-        # A caller's own vector rides along to the write; the document is made without it.
-        doc = self.store.writer.prepare(_without(fields, "vector"), author_tier=tier)
+        # A caller's own vector and chunks ride along to the write; the document is made
+        # without them.
+        riding = {k: v for k, v in fields.items() if k not in ("vector", "chunks")}
+        doc = self.store.writer.prepare(riding, author_tier=tier)
         existing = self.store.peek(doc.id)
         if existing is not None and not self._visible(existing):
             raise Forbidden("an item with this key belongs to another session")
@@ -225,20 +229,21 @@ class Workspace:
         return ids
 
     def update(self, doc_id: str, **changes: Any) -> str:
-        self._writable()
         check_content(changes.get("text"), self.max_content_tokens)
-        doc = self._require(doc_id)
-        if doc.scope == "global" and not self.allow_global:
-            raise Forbidden("this caller may not change global items")
-        rel = None if self.allow_file_edits else owning_file(self.store.backend, doc)
-        if rel is not None:
-            raise Forbidden(
-                f"this item comes from the ingested file {rel!r} (source {doc.source!r}); "
-                "edit the file and ingest it again"
-            )
+        self._changeable(doc_id)
         _refuse_stamped(changes)
         self._own_namespace(changes.pop("namespace", None))
         return self.store.update(doc_id, **changes)
+
+    def attach_original(
+        self, doc_id: str, data: bytes, name: str = "", media_type: str = ""
+    ) -> OriginalInfo:
+        """Keep ``data`` as the original of an item this workspace may change, replacing
+        the one it had. Bytes only, never a path: a caller names no file of the host."""
+        if not isinstance(data, bytes | bytearray):
+            raise InvalidInput("an original is sent as bytes")
+        self._changeable(doc_id)
+        return originals.keep(self.store, doc_id, bytes(data), name, media_type)
 
     def delete(self, doc_id: str, *, hard: bool = False) -> bool:
         """Tombstone an item (False when it was already deleted or has expired: deleting
@@ -285,7 +290,51 @@ class Workspace:
         self._require(dst)
         return self.store.unlink(src, dst, type)
 
+    # --- upkeep -----------------------------------------------------------------------
+
+    def canonicalize(self, **options: Any) -> builtins.list[DuplicateGroup]:
+        """Fold near-duplicates among the items of this namespace this workspace sees
+        (:func:`trove.memory.canonical.canonicalize`'s ``threshold``, ``text_threshold``,
+        ``rule``, ``dry_run``); another session's items are never compared or marked."""
+        self._own_namespace(options.pop("namespace", None))
+        _refuse_stamped(options)
+        if not options.get("dry_run"):
+            self._writable()
+        return self.store.canonicalize(
+            namespace=self.namespace, session=self.reader_session, **options
+        )
+
+    def clear(self) -> int:
+        """Remove for good every item of this namespace that this workspace may delete:
+        its workspace items, its own session's, global ones only with ``allow_global``.
+        Another session's items stay. Returns how many were removed."""
+        if not self.allow_delete:
+            raise Forbidden("deletes are not allowed for this caller")
+        backend = self.store.backend
+        with self.store.transaction():
+            docs = backend.get_documents(backend.namespace_documents(self.namespace))
+            doomed = [
+                doc.id
+                for doc in docs.values()
+                if self._visible(doc) and (doc.scope != "global" or self.allow_global)
+            ]
+            return self.store.purge(ids=doomed)
+
     # --- rules ------------------------------------------------------------------------
+
+    def _changeable(self, doc_id: str) -> Document:
+        """The item, if this caller may change it (else NotFound or Forbidden)."""
+        self._writable()
+        doc = self._require(doc_id)
+        if doc.scope == "global" and not self.allow_global:
+            raise Forbidden("this caller may not change global items")
+        rel = None if self.allow_file_edits else owning_file(self.store.backend, doc)
+        if rel is not None:
+            raise Forbidden(
+                f"this item comes from the ingested file {rel!r} (source {doc.source!r}); "
+                "edit the file and ingest it again"
+            )
+        return doc
 
     def _visible(self, doc: Document) -> bool:
         return self._sees(doc.namespace, doc.scope, doc.session_id)

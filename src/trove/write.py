@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -95,6 +96,8 @@ class _Plan:
     action: str
     chunks: list[ChunkRow] = field(default_factory=list)
     reindex: bool = False
+    # Chunked again as stored (Writer.rechunk): written unless the document has gone.
+    rechunk: bool = False
 
 
 def prepare(
@@ -111,7 +114,7 @@ def prepare(
     if author_tier not in AUTHOR_TIERS:
         raise InvalidInput(f"author_tier must be one of {', '.join(AUTHOR_TIERS)}")
     title = _string(item, "title")
-    text = validate.text(item.get("text"), titled=bool(title.strip()))
+    text = _item_text(item, title)
     content_hash = text_hash(text)
     namespace = validate.key_part(_string(item, "namespace", "default"), "namespace")
     if not namespace:
@@ -127,9 +130,9 @@ def prepare(
     dedupe_key = _key(item, "dedupe_key")
     metadata = validate.metadata(item.get("metadata"))
     if doc_id is None:
-        doc_id = document_id(
-            namespace, scope, source, source_id, dedupe_key, content_hash, session
-        )
+        # A payload without text or key is known by its metadata, as a note by its text.
+        seed = _payload_hash(metadata) if not text and entry.payload_only(item) else content_hash
+        doc_id = document_id(namespace, scope, source, source_id, dedupe_key, seed, session)
     return assemble(
         Document,
         {
@@ -159,6 +162,19 @@ def prepare(
             **(entry.fields(item) if not entry.FIELDS.isdisjoint(item) else _NO_ENTRY),
         },
     )
+
+
+def _item_text(item: Mapping[str, Any], title: str) -> str:
+    """An item's text: something besides white space, unless the item has a title or is a
+    payload-only entry (index none: never found by a query), which may have none at all."""
+    payload = entry.payload_only(item)
+    return validate.text(
+        item.get("text", "" if payload else None), titled=bool(title.strip()) or payload
+    )
+
+
+def _payload_hash(metadata: Mapping[str, Any]) -> str:
+    return text_hash("payload\x00" + json.dumps(metadata, sort_keys=True, default=str))
 
 
 def text_hash(text: str) -> str:
@@ -240,11 +256,31 @@ class Writer:
         return prepare(item, author_tier=author_tier, doc_id=doc_id)
 
     def write(
-        self, docs: Sequence[Document], given: Mapping[str, np.ndarray] | None = None
+        self,
+        docs: Sequence[Document],
+        given: Mapping[str, np.ndarray] | None = None,
+        cut: Mapping[str, list[ChunkRow]] | None = None,
     ) -> list[WriteResult]:
         """Write documents that were prepared; the last write of an id wins.
-        ``given``: the vectors callers brought, by document id."""
-        return self.commit(docs, self.plan(docs), given or {})
+        ``given``: the vectors callers brought, by document id; ``cut``: the chunks
+        callers cut them into (:func:`trove.chunk_spans.given_chunks`), by document id."""
+        plans = self.plan(docs)
+        for doc_id, rows in (cut or {}).items():
+            plan = plans[doc_id]
+            stored = self.backend.get_document(doc_id) if plan.action == "unchanged" else None
+            if stored is not None:  # the same document, cut anew: as rechunk does
+                plans[doc_id] = _Plan(stored, "updated", rows, True, True)
+            else:
+                plan.chunks, plan.reindex = rows, True
+        return self.commit(docs, plans, given or {})
+
+    def rechunk(self, docs: Sequence[Document]) -> list[WriteResult]:
+        """Cut stored documents into chunks again with this writer's chunker and index
+        the chunks (embedding them), in one transaction; each document's row and id stay,
+        and nothing is announced (its content did not change). A document deleted or
+        gone meanwhile is left alone (``unchanged``)."""
+        plans = {d.id: _Plan(d, "updated", self.chunker.rows(d), True, True) for d in docs}
+        return self.commit(docs, plans, {})
 
     def plan(self, docs: Sequence[Document]) -> dict[str, _Plan]:
         """What writing ``docs`` changes, by id, against what is stored now."""
@@ -289,7 +325,7 @@ class Writer:
         if vectors is not None and isinstance(self.backend, LocalIndexes):
             self.backend.vectors_changed(dropped_ids, vector_ids, vectors.matrix)
         for plan in plans.values():
-            if plan.action != "unchanged":
+            if plan.action != "unchanged" and not plan.rechunk:
                 kind = {"added": "written", "restored": "restored"}.get(plan.action, "updated")
                 self.notify(kind, plan.doc)
         return [WriteResult(d.id, plans[d.id].action, len(plans[d.id].chunks)) for d in docs]
@@ -323,6 +359,10 @@ class Writer:
         """Correct a plan made before the transaction against what is now stored
         (``current``), so concurrent writers of one key get one ``added`` and consistent
         rows."""
+        if plan.rechunk:
+            if current is None or current.deleted_at is not None or not _same(current, plan.doc):
+                plan.action = "unchanged"  # deleted or changed since: not this plan's to write
+            return
         if current is not None and current.deleted_at is None and _same(current, plan.doc):
             plan.action = "unchanged"
             return

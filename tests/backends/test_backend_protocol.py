@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from trove.backends.base import Backend, LocalIndexes
+from trove.backends.base import Backend, Enriching, LocalIndexes, LoggingEvents
 from trove.backends.sqlite.backend import SQLiteBackend
 
 BACKENDS = Path(__file__).resolve().parents[2] / "src" / "trove" / "backends"
@@ -51,3 +51,28 @@ def test_only_sqlite_keeps_indexes_in_this_process() -> None:
 def test_each_package_has_a_file_per_concern(package: str) -> None:
     names = {path.stem for path in (BACKENDS / package).glob("*.py")}
     assert names >= CONCERNS, sorted(CONCERNS - names)
+
+
+def test_only_sqlite_keeps_enrichments_and_an_event_log() -> None:
+    assert issubclass(SQLiteBackend, Enriching)
+    assert issubclass(SQLiteBackend, LoggingEvents)
+    pytest.importorskip("psycopg")
+    from trove.backends.postgres.backend import PostgresBackend
+
+    assert not issubclass(PostgresBackend, Enriching)
+    assert not issubclass(PostgresBackend, LoggingEvents)
+
+
+def test_a_closed_store_reports_no_enrichment_and_no_event_log() -> None:
+    import trove
+    from trove import live
+    from trove.errors import StoreError
+
+    kb = trove.open(":memory:", embedder=None)
+    assert kb.enrichment("missing") is None
+    assert live.event_log(kb) is not None
+    kb.close()
+    assert kb.enrichment("missing") is None
+    assert live.event_log(kb) is None
+    with pytest.raises(StoreError):
+        kb.get("missing")

@@ -322,7 +322,7 @@ def test_a_store_opened_only_to_read_closes_cleanly(tmp_path: Path) -> None:
     backend = kb.backend
     assert kb.stats().documents == 1
     kb.close()
-    assert not {"writer", "_hybrid"} & set(vars(kb))
+    assert not {"writer", "hybrid_search"} & set(vars(kb))
     assert "_word_searcher" not in vars(backend)
     with pytest.raises(StoreError):
         kb.add("gamma")

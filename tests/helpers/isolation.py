@@ -6,8 +6,9 @@ Items are written into several namespaces x scopes x sessions (with originals, t
 that cross namespaces, random links, clusters and saved probe pairs per session), then
 read at random. The rule (README, "Agent memory"): a reader of namespace N with session
 S sees global items, and N's items that are not session-scoped or belong to S; a reader
-without a session sees no session-scoped item at all. Attempts to change, link or read
-the original of an item out of sight must all be refused as not found.
+without a session sees no session-scoped item at all. Attempts to change, link, read or
+attach the original of an item out of sight must all be refused as not found, and a
+dry-run fold of near-duplicates names only items in sight.
 
 The readers, one per interface, are in :mod:`helpers.readers`; :mod:`helpers.isolation_run`
 runs them all against live servers. Used by tests/interfaces/test_isolation.py (CI-sized)
@@ -178,6 +179,7 @@ def check(
         tally.only(members or [], visible, f"{where} cluster {cluster_id}")
         reader.elsewhere(rng, world, tally, visible)
     tally.only(reader.list(), visible, f"{where} list")
+    tally.only(reader.duplicates(), visible, f"{where} duplicates")
     for members in reader.clusters():
         tally.only(members, visible, f"{where} clusters")
     mine_all = [i for i in world.items if i.namespace == namespace and visible(i.id)]

@@ -20,6 +20,8 @@ from trove.probe import probe
 
 # A batch written with a link to an item out of sight: refused whole, so never stored.
 NEVER_KEPT = "a batch item linked to what it may not see"
+# A dry-run fold this loose groups many items: each id it names is one check.
+LOOSE = {"threshold": 0.3, "text_threshold": None, "dry_run": True}
 # An item id cited in a prompt's text: [id]
 _ID = re.compile(r"\[([0-9a-f]{20})\]")
 
@@ -65,6 +67,10 @@ class Reader:
 
     def vectors(self, doc_id: str) -> bool:
         """Whether the item's stored vectors were read back."""
+        raise NotImplementedError
+
+    def duplicates(self) -> list[str]:
+        """Every id in the near-duplicate groups a dry-run fold finds (loose bounds)."""
         raise NotImplementedError
 
     def refused(self, doc_id: str, mine: str) -> list[bool]:
@@ -135,8 +141,13 @@ class LibraryReader(Reader):
             lambda: self.ws.link(mine, doc_id),
             lambda: self.ws.unlink(doc_id, mine),
             lambda: self.ws.write_many([{"text": NEVER_KEPT}], [{"src": "#0", "dst": doc_id}]),
+            lambda: self.ws.attach_original(doc_id, NEVER_KEPT.encode()),
         ]
         return [_raises_not_found(attempt) for attempt in attempts]
+
+    def duplicates(self) -> list[str]:
+        groups = self.ws.canonicalize(**LOOSE)
+        return [i for g in groups for i in (g.canonical, *g.duplicates)]
 
 
 def _raises_not_found(attempt: Callable[[], Any]) -> bool:
@@ -210,8 +221,13 @@ class HttpReader(Reader):
             h.post("/v1/links", json={"src": mine, "dst": doc_id}),
             h.delete("/v1/links", params={"src": doc_id, "dst": mine}),
             h.post("/v1/items/batch", json={"items": [{"text": NEVER_KEPT}], "links": [link]}),
+            h.put(f"/v1/items/{doc_id}/original", content=NEVER_KEPT.encode()),
         ]
         return [a.status_code == 404 for a in answers]
+
+    def duplicates(self) -> list[str]:
+        groups = self.http.post("/v1/canonicalize", json=LOOSE).json()["groups"]
+        return [i for g in groups for i in (g["canonical"], *g["duplicates"])]
 
 
 class McpReader(Reader):
@@ -266,7 +282,7 @@ class McpReader(Reader):
         return int(self.call("knowledge_probe")["pairs"])
 
     def original(self, doc_id: str) -> bool:
-        return self.get(doc_id) is not None  # MCP has no originals tool: read the item
+        return self._or_none("knowledge_original", id=doc_id) is not None
 
     def vectors(self, doc_id: str) -> bool:
         result = self._or_none("knowledge_get", id=doc_id, with_vectors=True)
@@ -283,6 +299,7 @@ class McpReader(Reader):
                 "knowledge_write_many",
                 {"items": [{"text": NEVER_KEPT}], "links": [{"src": "#0", "dst": doc_id}]},
             ),
+            ("knowledge_attach_original", {"id": doc_id, "data_base64": "bmV2ZXI="}),
         ]
         refused = []
         for tool, arguments in attempts:
@@ -292,6 +309,10 @@ class McpReader(Reader):
             except ToolFailed as failed:
                 refused.append(str(failed).startswith("not_found"))
         return refused
+
+    def duplicates(self) -> list[str]:
+        groups = self.call("knowledge_canonicalize", **LOOSE)["groups"]
+        return [i for g in groups for i in (g["canonical"], *g["duplicates"])]
 
     def elsewhere(self, rng: random.Random, world: World, tally: Tally, visible: Any) -> None:
         where = "mcp resource/prompt"

@@ -115,9 +115,10 @@ def test_postgres_moves_the_meta_hashes_into_file_stat(
         with conn.cursor() as cur:
             cur.executemany(b"INSERT INTO file_stat VALUES (%s, %s, %s, %s, %s, %s, %s)", stats)
             cur.executemany(b"INSERT INTO meta (key, value) VALUES (%s, %s)", keys)
-        # and without what schema 7 added (the word postings)
+        # and without what schemas 7 and 8 added (the word postings, their log)
         conn.execute(b"DROP TRIGGER chunk_postings ON chunk")
         conn.execute(b"DROP FUNCTION trove_drop_postings(); DROP TABLE posting, term_df")
+        conn.execute(b"DROP TABLE posting_log, corpus_size")
         conn.execute(b"DELETE FROM trove_migrations WHERE version >= 6")
     with trove.open(pg_target, embedder=None) as kb:
         assert kb.backend.file_states("default", "vault") == states

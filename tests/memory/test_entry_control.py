@@ -18,6 +18,32 @@ def test_index_false_entry_is_kept_but_never_found(kb: trove.Store) -> None:
     assert kb.search("walrus") == []
 
 
+def test_a_payload_only_entry_has_no_text_and_is_never_indexed(kb: trove.Store) -> None:
+    first = kb.add("", index="none", metadata={"order": 1, "sku": "walrus-7"})
+    second, keyed = kb.add_many(
+        [
+            {"index": False, "metadata": {"order": 2}},  # text left out altogether
+            {"index": False, "metadata": {"order": 3}, "source": "shop", "source_id": "3"},
+        ]
+    )
+    assert len({first, second, keyed}) == 3  # each payload is its own item
+    doc = kb.get(first)
+    assert doc is not None and (doc.text, doc.metadata["sku"], doc.indexed) == (
+        "",
+        "walrus-7",
+        "none",
+    )
+    assert kb.get_by_key("shop", "3").metadata == {"order": 3}  # type: ignore[union-attr]
+    assert {d.id for d in kb.list().items} == {first, second, keyed}
+    assert kb.search("walrus", min_score=0) == [] and kb.search("order", min_score=0) == []
+    assert kb.add("", index="none", metadata={"order": 1, "sku": "walrus-7"}) == first
+    with pytest.raises(InvalidInput, match="text"):
+        kb.add("", metadata={"order": 4})  # indexed entries still need text
+    with pytest.raises(InvalidInput, match="text"):
+        kb.update(first, index=True)  # nothing to index: refused, the payload stays
+    assert kb.get(first).indexed == "none"  # type: ignore[union-attr]
+
+
 def test_an_entry_leaves_and_rejoins_an_index_with_the_same_id(kb: trove.Store) -> None:
     doc_id = kb.add("walrus facts", source="s", source_id="1")
     assert kb.update(doc_id, index="semantic") == doc_id
@@ -126,3 +152,23 @@ def test_list_filters_without_a_query(kb: trove.Store) -> None:
     assert listed(source="chat") == {ids["low"]}
     with pytest.raises(trove.InvalidQuery):
         kb.list(min_importance="high")
+
+
+def test_reembed_and_check_leave_entries_kept_out_of_the_semantic_index(
+    durable_target: str,
+) -> None:
+    from trove.check import check
+
+    with trove.open(durable_target, embedder="hash:64") as kb:
+        hidden = kb.add("walrus bookkeeping", index=False)
+        payload = kb.add("", index="none", metadata={"walrus": 1})
+        words = kb.add("walrus words only", index="keyword")
+        found = kb.add("a walrus swims")
+        assert check(kb).problems == []
+        assert kb.reembed(missing=True) == 0
+        assert kb.reembed("hash:64") == 1  # a new table: only the semantic entry
+        for doc_id in (hidden, payload, words):
+            assert kb.chunk_vectors(doc_id) == [None]
+        hits = kb.search("walrus", mode="semantic", min_score=0)
+        assert [h.doc_id for h in hits] == [found]
+        assert check(kb).problems == []

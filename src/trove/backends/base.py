@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # only in signatures: opening a store loads none of these for
     import numpy as np
 
     from trove.backends.file_state import FileState
+    from trove.backends.sqlite.enrich import Enrichments as Enrichments
+    from trove.backends.sqlite.events import EventLog as EventLog
     from trove.backends.writes import ChunkRow, DocumentWrite
     from trove.hits import ChunkHit, HitDetails
     from trove.originals import OriginalInfo
@@ -174,3 +176,19 @@ class WriteLog(Protocol):
     def fold_log(self) -> None:
         """Take the log into the file and empty it (best effort: never raises)."""
         ...
+
+
+@runtime_checkable
+class Enriching(Protocol):
+    """A backend that keeps write-time enrichments (an LLM's summary and keywords of each
+    document, searched beside it): SQLite. Check with ``isinstance(backend, Enriching)``."""
+
+    def enrichments(self) -> Enrichments: ...
+
+
+@runtime_checkable
+class LoggingEvents(Protocol):
+    """A backend whose file logs every committed change, so a live feed hears the writes
+    of every process sharing it (SQLite). Elsewhere a feed hears this process's own."""
+
+    def event_log(self) -> EventLog: ...

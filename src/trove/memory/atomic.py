@@ -16,7 +16,7 @@ from trove.backends.base import LocalIndexes
 from trove.models import Document
 
 if TYPE_CHECKING:
-    from trove.store import Store
+    from trove.parts import Transacting
 
 # Per thread, per store: the events of the transaction this thread has open on that store.
 _local = threading.local()
@@ -30,7 +30,7 @@ def _open() -> dict[int, list[tuple[str, Document]]]:
 
 
 @contextlib.contextmanager
-def transaction(store: Store) -> Iterator[None]:
+def transaction(store: Transacting) -> Iterator[None]:
     """One transaction around the block; nested blocks join the outer one."""
     held = _open()
     if id(store) in held:
@@ -52,12 +52,12 @@ def transaction(store: Store) -> Iterator[None]:
         store.events.emit(kind, doc)
 
 
-def active(store: Store) -> bool:
+def active(store: Transacting) -> bool:
     """Whether this thread has a transaction open on ``store``."""
     return id(store) in _open()
 
 
-def defer(store: Store, kind: str, doc: Document) -> bool:
+def defer(store: Transacting, kind: str, doc: Document) -> bool:
     """Hold an event back if this thread has a transaction open on ``store``."""
     events = _open().get(id(store))
     if events is None:

@@ -34,7 +34,8 @@ from trove.timeutil import now, to_epoch
 if TYPE_CHECKING:
     import numpy as np
 
-    from trove.store import Store
+    from trove.backends.base import Backend
+    from trove.parts import Transacting
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
 
@@ -65,25 +66,30 @@ class DuplicateGroup:
 
 
 def canonicalize(
-    store: Store,
+    store: Transacting,
     *,
     namespace: str = "default",
     threshold: float = 0.95,
     text_threshold: float | None = 0.5,
     rule: str = "newest",
     dry_run: bool = False,
+    session: str | None = None,
 ) -> list[DuplicateGroup]:
-    """Find near-duplicate groups and (unless ``dry_run``) mark them; returns the groups."""
+    """Find near-duplicate groups and (unless ``dry_run``) mark them; returns the groups.
+
+    ``session`` compares only what a reader of that session sees (its own session items,
+    none of another's; ``""``: no session items); None compares the whole namespace."""
     _check(threshold, text_threshold, rule)
-    ids = _live(store, namespace)
-    matrix = _vectors(store, namespace, ids)
+    backend = store.backend
+    ids = _live(backend, namespace, session)
+    matrix = _vectors(backend, namespace, ids)
     if matrix is None:
         if len(ids) > TEXT_ONLY_LIMIT:
             raise InvalidInput(
                 f"this store has no vectors; comparing {len(ids)} texts pairwise is too slow "
                 f"(limit {TEXT_ONLY_LIMIT}); open it with an embedder and reembed first"
             )
-        texts = _texts(store, ids)
+        texts = _texts(backend, ids)
         pairs = _text_pairs(
             [texts[i] for i in ids], 0.9 if text_threshold is None else text_threshold
         )
@@ -91,7 +97,7 @@ def canonicalize(
         pairs = _vector_pairs(matrix, threshold)
         if text_threshold is not None and pairs:
             # Only the documents in candidate pairs are read and compared by words.
-            texts = _texts(store, [ids[k] for pair in pairs for k in pair])
+            texts = _texts(backend, [ids[k] for pair in pairs for k in pair])
             words = {doc_id: _words(text) for doc_id, text in texts.items()}
             pairs = [
                 (i, j)
@@ -99,7 +105,7 @@ def canonicalize(
                 if _jaccard(words[ids[i]], words[ids[j]]) >= text_threshold
             ]
     components = _components(len(ids), pairs)
-    headers = store.backend.get_documents([ids[i] for members in components for i in members])
+    headers = backend.get_documents([ids[i] for members in components for i in members])
     groups = [_group([headers[ids[i]] for i in members], rule) for members in components]
     groups.sort(key=lambda g: g.canonical)
     if not dry_run and groups:
@@ -107,16 +113,17 @@ def canonicalize(
     return groups
 
 
-def uncanonicalize(store: Store, *, namespace: str = "default") -> int:
+def uncanonicalize(store: Transacting, *, namespace: str = "default") -> int:
     """Undo :func:`canonicalize` in a namespace; returns how many documents it unmarked."""
-    ids = store.backend.namespace_documents(namespace)
-    docs = store.backend.get_documents(ids)
+    backend = store.backend
+    ids = backend.namespace_documents(namespace)
+    docs = backend.get_documents(ids)
     marked = [d for d in docs.values() if d.canonical_id is not None]
     with store.transaction():
-        store.backend.set_canonical({d.id: None for d in marked})
+        backend.set_canonical({d.id: None for d in marked})
         for doc in marked:
             if doc.canonical_id != doc.id and doc.canonical_id is not None:
-                store.backend.delete_edges(doc.id, doc.canonical_id, EDGE)
+                backend.delete_edges(doc.id, doc.canonical_id, EDGE)
     return len(marked)
 
 
@@ -130,19 +137,20 @@ def _check(threshold: float, text_threshold: float | None, rule: str) -> None:
         raise InvalidInput(f"rule must be one of {', '.join(RULES)}, not {rule!r}")
 
 
-def _live(store: Store, namespace: str) -> list[str]:
-    """Ids of a namespace's live documents (not deleted, not expired), sorted."""
-    ids = store.backend.namespace_documents(namespace)
-    where = Filters.build(namespace=namespace)
-    return sorted(d for d in store.backend.visible(ids, where, now()) if d)
+def _live(backend: Backend, namespace: str, session: str | None) -> list[str]:
+    """Ids of a namespace's live documents (not deleted, not expired) that a reader of
+    ``session`` sees, sorted."""
+    ids = backend.namespace_documents(namespace)
+    where = Filters.build(namespace=namespace, session=session)
+    return sorted(d for d in backend.visible(ids, where, now()) if d)
 
 
-def _vectors(store: Store, namespace: str, ids: Sequence[str]) -> np.ndarray | None:
+def _vectors(backend: Backend, namespace: str, ids: Sequence[str]) -> np.ndarray | None:
     """One unit vector per document (the mean of its chunks'), rows in ``ids`` order."""
-    lock = store.backend.vector_lock()
+    lock = backend.vector_lock()
     if lock is None or not ids:
         return None
-    owners, vectors = store.backend.namespace_vectors(namespace, lock.table)
+    owners, vectors = backend.namespace_vectors(namespace, lock.table)
     position = {doc_id: i for i, doc_id in enumerate(ids)}
     matrix = np.zeros((len(ids), lock.dimension), dtype=np.float32)
     rows = np.fromiter((position.get(o, -1) for o in owners), dtype=np.int64, count=len(owners))
@@ -153,13 +161,13 @@ def _vectors(store: Store, namespace: str, ids: Sequence[str]) -> np.ndarray | N
     return matrix
 
 
-def _texts(store: Store, ids: Sequence[str]) -> dict[str, str]:
+def _texts(backend: Backend, ids: Sequence[str]) -> dict[str, str]:
     """The indexed text of documents (their chunks' text, joined)."""
     wanted = list(dict.fromkeys(ids))
     texts: dict[str, str] = {}
     for start in range(0, len(wanted), _PAGE):
         part = wanted[start : start + _PAGE]
-        chunks = store.backend.export_chunks(part, None)
+        chunks = backend.export_chunks(part, None)
         for doc_id in part:
             texts[doc_id] = " ".join(row.text for row, _ in chunks.get(doc_id, []))
     return texts
@@ -261,15 +269,16 @@ def _group(members: Sequence[Document], rule: str) -> DuplicateGroup:
     return DuplicateGroup(ranked[0].id, sorted(d.id for d in ranked[1:]))
 
 
-def _mark(store: Store, groups: Sequence[DuplicateGroup]) -> None:
+def _mark(store: Transacting, groups: Sequence[DuplicateGroup]) -> None:
     stamp = now()
     marks: dict[str, str | None] = {}
     for group in groups:
         marks[group.canonical] = group.canonical
         marks.update({d: group.canonical for d in group.duplicates})
+    backend = store.backend
     with store.transaction():
-        store.backend.set_canonical(marks)
+        backend.set_canonical(marks)
         for group in groups:
             for dup in group.duplicates:
-                store.backend.put_edge(dup, group.canonical, EDGE, 1.0, stamp)
-        store.backend.set_meta(META_KEY, "1")
+                backend.put_edge(dup, group.canonical, EDGE, 1.0, stamp)
+        backend.set_meta(META_KEY, "1")

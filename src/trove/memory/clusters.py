@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from trove.errors import InvalidInput, NotFound
+from trove.parts import Transacting
 from trove.timeutil import now, to_iso
-
-if TYPE_CHECKING:
-    from trove.store import Store
 
 SUMMARY_SOURCE = "trove.cluster"
 SUMMARY_TYPE = "cluster_summary"
@@ -50,10 +48,31 @@ class Cluster:
         return data
 
 
+class ClusterStore(Transacting, Protocol):
+    """What clusters use of a store: its backend and transaction, and its writes for the
+    rolling summary (a document like any other)."""
+
+    @property
+    def author_tier(self) -> str: ...
+    def purge(self, ids: Iterable[str] | None = None) -> int: ...
+    def add(
+        self,
+        text: str,
+        *,
+        source: str = "",
+        source_id: str | None = None,
+        doc_type: str = "",
+        title: str = "",
+        metadata: Mapping[str, Any] | None = None,
+        namespace: str = "default",
+        entities: Iterable[str] = (),
+    ) -> str: ...
+
+
 class Clusters:
     """The clusters of one store."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ClusterStore) -> None:
         self.store = store
         self.backend = store.backend
 

@@ -10,10 +10,10 @@ from trove.models import Edge
 from trove.timeutil import now
 
 if TYPE_CHECKING:
-    from trove.store import Store
+    from trove.parts import Transacting
 
 
-def link(store: Store, src: str, dst: str, type: str, weight: float) -> Edge:
+def link(store: Transacting, src: str, dst: str, type: str, weight: float) -> Edge:
     """A typed, weighted edge from ``src`` to ``dst`` (linking again sets the weight)."""
     if not type or not isinstance(type, str):
         raise InvalidInput("an edge needs a type, e.g. relates_to or supersedes")
@@ -32,7 +32,7 @@ def link(store: Store, src: str, dst: str, type: str, weight: float) -> Edge:
     return Edge(src, dst, type, float(weight))  # pragma: no cover - just written
 
 
-def neighbors(store: Store, doc_id: str, type: str | None) -> list[Edge]:
+def neighbors(store: Transacting, doc_id: str, type: str | None) -> list[Edge]:
     """Edges from or to ``doc_id`` whose other end is a live document, heaviest first."""
     edges = store.backend.edges_of([doc_id], type)
     live = {e.dst if e.src == doc_id else e.src for e in edges}

@@ -2,7 +2,8 @@
 
 An entry's ``index`` says which indexes hold it: ``True`` (both, the default), ``False``
 (neither: kept, gettable, listable, filterable, but never found by a query),
-``"keyword"`` or ``"semantic"``. ``keyword_text`` / ``semantic_text`` are what the
+``"keyword"`` or ``"semantic"``; an entry that is never indexed may have no text (a
+payload of metadata). ``keyword_text`` / ``semantic_text`` are what the
 keyword index and the embedder see instead of the stored text; :meth:`Store.get` still
 returns the stored text byte-exact.
 
@@ -58,6 +59,12 @@ def index_mode(value: Any) -> str:
     if isinstance(value, bool | str) and value in _INDEX_VALUES:
         return _INDEX_VALUES[value]
     raise InvalidInput(f"index must be true, false, 'keyword' or 'semantic', not {value!r}")
+
+
+def payload_only(item: Mapping[str, Any]) -> bool:
+    """Whether an item is never indexed (``index`` false or ``"none"``): its text may then
+    be empty or left out, a record of metadata kept for get, list and filters."""
+    return item.get("index") in (False, "none")
 
 
 def controlled(doc: Document) -> bool:

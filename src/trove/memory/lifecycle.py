@@ -14,10 +14,10 @@ from trove.search.filters import SCOPES
 from trove.timeutil import now
 
 if TYPE_CHECKING:
-    from trove.store import Store
+    from trove.parts import Transacting
 
 
-def delete(store: Store, doc_id: str) -> bool:
+def delete(store: Transacting, doc_id: str) -> bool:
     """Tombstone a document; False if it was deleted already."""
     doc = store.backend.get_document(doc_id, with_text=False)
     if doc is None:
@@ -31,7 +31,7 @@ def delete(store: Store, doc_id: str) -> bool:
     return True
 
 
-def restore(store: Store, doc_id: str) -> None:
+def restore(store: Transacting, doc_id: str) -> None:
     """Undo :func:`delete` (until a purge removes the document for good)."""
     doc = store.backend.get_document(doc_id, with_text=False)
     if doc is None:
@@ -41,7 +41,7 @@ def restore(store: Store, doc_id: str) -> None:
         store.notify("restored", doc)
 
 
-def purge_spent(store: Store) -> int:
+def purge_spent(store: Transacting) -> int:
     """Remove every tombstoned and expired document for good, announced as ``purged``."""
     stamp = now()
     doomed = purgeable(store, stamp) if store.events.listening("purged") else {}
@@ -51,7 +51,7 @@ def purge_spent(store: Store) -> int:
     return len(purged)
 
 
-def purge(store: Store, ids: Iterable[str]) -> int:
+def purge(store: Transacting, ids: Iterable[str]) -> int:
     """Remove chosen documents for good, each announced as ``purged`` (a live one as
     ``deleted`` first, so a subscriber keeping a copy sees each step)."""
     if isinstance(ids, str):
@@ -62,7 +62,7 @@ def purge(store: Store, ids: Iterable[str]) -> int:
     return _remove(store, wanted)
 
 
-def clear(store: Store, namespace: str) -> int:
+def clear(store: Transacting, namespace: str) -> int:
     """Remove every document of a namespace for good, in one transaction (each announced
     as by :func:`purge`)."""
     if not isinstance(namespace, str) or not namespace:
@@ -71,7 +71,7 @@ def clear(store: Store, namespace: str) -> int:
         return _remove(store, store.backend.namespace_documents(namespace))
 
 
-def _remove(store: Store, ids: list[str]) -> int:
+def _remove(store: Transacting, ids: list[str]) -> int:
     if not ids:
         return 0
     with store.transaction():

@@ -25,8 +25,6 @@ from trove.timeutil import now
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from trove.store import Store
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
 
@@ -133,10 +131,10 @@ def _lock(backend: Backend, vectorizer: Vectorizer, dimension: int) -> EmbedderL
     return backend.lock_vectors(CALLER_SPEC, CALLER_SPEC, dimension)
 
 
-def query(store: Store, value: Any) -> tuple[EmbedderLock, np.ndarray] | None:
+def query(backend: Backend, value: Any) -> tuple[EmbedderLock, np.ndarray] | None:
     """The lock and a caller's query vector (None: the store has no vectors yet)."""
     vector = parse(value, error=InvalidQuery)
-    lock = store.backend.vector_lock()
+    lock = backend.vector_lock()
     if lock is None:
         return None
     if len(vector) != lock.dimension:
@@ -146,17 +144,17 @@ def query(store: Store, value: Any) -> tuple[EmbedderLock, np.ndarray] | None:
     return lock, vector
 
 
-def search(store: Store, value: Any, where: Filters, limit: int, explain: bool) -> list[Hit]:
+def search(backend: Backend, value: Any, where: Filters, limit: int, explain: bool) -> list[Hit]:
     """Documents nearest to a caller's query vector, best first, one hit per document."""
     if not isinstance(limit, int) or limit < 0:
         raise InvalidQuery("limit must be a non-negative integer")
-    found = query(store, value)
+    found = query(backend, value)
     if found is None or limit == 0:
         return []
     lock, vector = found
-    ranked = store.backend.vector_search(lock, vector, where, limit, now())
-    docs = store.backend.get_documents([h.doc_id for h in ranked])
-    texts = store.backend.snippets(parse_query(""), [h.chunk_id for h in ranked])
+    ranked = backend.vector_search(lock, vector, where, limit, now())
+    docs = backend.get_documents([h.doc_id for h in ranked])
+    texts = backend.snippets(parse_query(""), [h.chunk_id for h in ranked])
     return [
         document_hit(
             docs[h.doc_id],

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from trove.backends.writes import ChunkRow
+from trove.chunk_spans import given_chunks
 from trove.errors import InvalidInput
 from trove.memory import entry, own_vectors
 from trove.models import Document
@@ -29,6 +31,11 @@ MODES = ("replace", "merge", "keep")
 UPDATABLE = frozenset(
     {"text", "title", "tags", "metadata", "importance", "expires_at", "ttl", *entry.FIELDS}
 )
+
+
+# What an item brings beside its fields, to the write rather than the document: its own
+# vector (trove.memory.own_vectors) and the chunks it was cut into (write.given_chunks).
+_RIDING = frozenset({"vector", "chunks"})
 
 
 class Prepared(dict[str, Any]):
@@ -67,17 +74,19 @@ def write_many(
     # (a read a vector was a third of a bulk write with vectors); read again after each
     # flush, which may lock a new store to its first vector's dimension.
     dimension: list[int | None] = []
-
     # The batch's vectors (every item's, a kept one's too), checked and normalized at
     # once at the flush, before anything of the batch is written; ``given`` holds their
     # places until then.
     seen: list[np.ndarray] = []
 
+    cut: dict[str, list[ChunkRow]] = {}  # the chunks callers cut documents into
+
     def flush() -> None:
         if seen:
             rows = own_vectors.units(np.stack(seen))
             given.update((doc_id, rows[at]) for doc_id, at in places.items())
-        done = writer.write([doc for _, doc in pending], given) if pending else []
+        done = writer.write([doc for _, doc in pending], given, cut) if pending else []
+        cut.clear()
         for (position, _), result in zip(pending, done, strict=True):
             results[position] = result
         pending.clear()
@@ -90,11 +99,14 @@ def write_many(
         vector = _vector(writer, item, dimension)
         if vector is not None:
             seen.append(vector)
-        if isinstance(item, Mapping) and "vector" in item:
-            item = {k: v for k, v in item.items() if k != "vector"}
+        spans = item.get("chunks") if isinstance(item, Mapping) else None
+        if isinstance(item, Mapping) and not _RIDING.isdisjoint(item):
+            item = {k: v for k, v in item.items() if k not in _RIDING}
         resolved = _resolve(writer, item, author_tier, on_conflict)
         results.append(resolved if isinstance(resolved, WriteResult) else None)
         if isinstance(resolved, Document):
+            if spans is not None:
+                cut[resolved.id] = given_chunks(resolved, spans)
             pending.append((len(results) - 1, resolved))
             if vector is not None:
                 places[resolved.id] = len(seen) - 1
@@ -106,8 +118,9 @@ def write_many(
 
 
 def empty(item: Any) -> bool:
-    """Whether an item holds nothing to store: no text and no title (blank or absent)."""
-    if not isinstance(item, Mapping):
+    """Whether an item holds nothing to store: no text and no title (blank or absent),
+    and it is not a payload-only entry (whose metadata is what it stores)."""
+    if not isinstance(item, Mapping) or entry.payload_only(item):
         return False
     return all(
         item.get(name) is None or (isinstance(item[name], str) and not item[name].strip())

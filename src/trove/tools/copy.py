@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from trove.backends.base import Backend, EmbedderLock, LocalIndexes
-from trove.backends.postgres.url import is_postgres, redact
 from trove.errors import EmbedderMismatch, InvalidInput, NotFound
 from trove.ingest import ownership
 from trove.models import Document, same_copy
+from trove.opening import is_postgres, redact
 from trove.originals import copy_original
 from trove.timeutil import now, to_epoch
 
@@ -61,7 +61,7 @@ def migrate(
 ) -> MigrateReport:
     """Copy every document (deleted and expired ones too), chunk, vector and edge of the
     store at ``src`` into the store at ``dst`` (created if new)."""
-    import trove
+    from trove.opening import open_store
 
     source, target = os.fspath(src), os.fspath(dst)
     if source == target:
@@ -70,15 +70,15 @@ def migrate(
         raise NotFound(f"{redact(source)} does not exist")
     if batch_size < 1:
         raise InvalidInput("batch_size must be at least 1")
-    with trove.open(source, embedder=None) as a, trove.open(target, embedder=None) as b:
+    with open_store(source, embedder=None) as a, open_store(target, embedder=None) as b:
         return copy_backend(a.backend, b.backend, batch_size=batch_size, progress=progress)
 
 
 def total_documents(src: str | os.PathLike[str]) -> int:
     """How many documents a copy of ``src`` will read (for a progress bar)."""
-    import trove
+    from trove.opening import open_store
 
-    with trove.open(src, embedder=None) as store:
+    with open_store(src, embedder=None) as store:
         stats = store.backend.stats(now())
     return int(stats["documents"] + stats["deleted"] + stats["expired"])
 

@@ -214,9 +214,9 @@ def evaluate(
 
 
 def _open(db: str | os.PathLike[str], embedder: str | Embedder | None) -> Store:
-    import trove
+    from trove.opening import open_store
 
-    return trove.open(db, embedder=embedder)
+    return open_store(db, embedder=embedder)
 
 
 def _run_mode(kb: Store, beir: BeirSet, mode: str, report: ProgressCallback) -> ModeResult:

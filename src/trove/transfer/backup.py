@@ -13,8 +13,8 @@ from pathlib import Path
 
 import apsw
 
-from trove.backends.postgres.url import is_postgres
 from trove.errors import InvalidInput, NotFound, StoreError
+from trove.opening import is_postgres
 
 
 def backup(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> int:

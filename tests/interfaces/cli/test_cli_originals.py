@@ -58,3 +58,27 @@ def test_output_to_a_folder_uses_a_safe_name_inside_it(tmp_path: Path) -> None:
     assert sorted(p.name for p in target.iterdir()) == ["x.pdf"]  # no temporary left
     _invoke(db, "get", doc_id, "--original", "-o", str(tmp_path / "named.bin"))
     assert (tmp_path / "named.bin").read_bytes() == b"payload"
+
+
+def test_update_keeps_a_file_as_the_original_and_sets_the_compression_level(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "kb.db"
+    with trove.open(db, embedder=None) as kb:
+        raw, summary = kb.add("the raw log"), kb.add("the summary of the log")
+        deleted = kb.add("gone")
+        kb.delete(deleted)
+    pdf = tmp_path / "log.pdf"
+    pdf.write_bytes(b"%PDF-1.4 bytes")
+    out = _invoke(db, "update", summary, "--original", str(pdf), "--compression-level", "1")
+    assert "updated" in out
+    assert _invoke(db, "get", summary, "--original").encode() == pdf.read_bytes()
+    with trove.open(db, embedder=None) as kb:
+        kept = kb.original(summary)
+        assert (kept.name, kept.media_type) == ("log.pdf", "application/pdf")
+        assert kb.get(summary).compression_level == 1  # type: ignore[union-attr]
+    listed = _invoke(db, "list", "--max-compression", "0", "--format", "tsv")
+    assert [line.split("\t")[0] for line in listed.splitlines()] == [raw]
+    refused = _invoke(db, "update", deleted, "--original", str(pdf), "--json", code=1)
+    assert json.loads(refused)["error"]["code"] == "not_found"
+    _invoke(db, "update", raw, "--compression-level", "-1", code=2)

@@ -69,6 +69,8 @@ ITEM_KEYS = [
     "scope",
     "doc_type",
     "participants",
+    "chunks",
+    "index",
 ]
 
 
@@ -144,3 +146,39 @@ def test_batches_with_links_answer_4xx_not_500(
 def test_reads_by_key_answer_4xx_not_500(http: httpx.Client, params: dict[str, str]) -> None:
     response = http.get("/v1/items/by-key", params=params)
     assert response.status_code < 500, (params, response.text)
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    body=st.dictionaries(
+        st.sampled_from(["threshold", "text_threshold", "rule", "dry_run", "namespace"]),
+        values,
+        max_size=4,
+    )
+)
+@example(body={"threshold": 1e-300, "text_threshold": None, "dry_run": True})
+def test_canonicalize_answers_4xx_not_500(http: httpx.Client, body: dict[str, Any]) -> None:
+    _post(http, "/v1/canonicalize", body)
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.binary(max_size=2000),
+    name=st.text(max_size=300),
+    kind=st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=80),
+    doc=st.sampled_from(["", "nosuchid", "0" * 20, "../../etc", "%00"]),
+)
+def test_original_uploads_answer_4xx_not_500(
+    http: httpx.Client, data: bytes, name: str, kind: str, doc: str
+) -> None:
+    mine = {"text": "an item to keep originals of", "dedupe_key": "originals"}
+    doc_id = doc or http.post("/v1/items", json=mine).json()["id"]
+    response = http.put(
+        f"/v1/items/{doc_id}/original",
+        params={"name": name},
+        content=data,
+        headers={"Content-Type": kind.strip()} if kind.strip() else {},
+    )
+    assert response.status_code < 500, (name, kind, response.text)
+    if response.status_code == 200:
+        assert http.get(f"/v1/items/{doc_id}/original").content == data

@@ -47,6 +47,10 @@ ALL_TOOLS = {
     "knowledge_stats",
     "knowledge_get_many",
     "knowledge_write_many",
+    "knowledge_original",
+    "knowledge_attach_original",
+    "knowledge_canonicalize",
+    "knowledge_clear",
 }
 
 
@@ -334,8 +338,10 @@ def test_denied_writes_and_deletes_are_not_offered(tmp_path: Path) -> None:
             "knowledge_get_many",
             "knowledge_neighbors",
             "knowledge_stats",
+            "knowledge_original",
         }
         assert "Unknown tool" in mcp.fail("knowledge_write", text="x")
+        assert "Unknown tool" in mcp.fail("knowledge_clear", confirm=True)
         assert "Unknown tool" in mcp.fail("knowledge_restore", id="x")
 
 

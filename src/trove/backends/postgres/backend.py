@@ -103,6 +103,9 @@ class PostgresBackend(
         )
 
     def close(self) -> None:
-        if self.replicas is not None:
-            self.replicas.close()
-        self.pool.close()
+        try:
+            self.finish_bulk()  # indexes set aside for a bulk load, built again
+        finally:
+            if self.replicas is not None:
+                self.replicas.close()
+            self.pool.close()

@@ -53,7 +53,8 @@ class IntegrityChecks(Connected):
         row = self.one(
             sql.SQL(
                 "SELECT (SELECT count(*) FROM chunk c WHERE NOT EXISTS "
-                "(SELECT 1 FROM {0} v WHERE v.chunk_id = c.id)), "
+                "(SELECT 1 FROM {0} v WHERE v.chunk_id = c.id) AND EXISTS (SELECT 1 FROM "
+                "document d WHERE d.id = c.doc_id AND d.indexed IN ('both', 'semantic'))), "
                 "(SELECT count(*) FROM {0} v WHERE NOT EXISTS "
                 "(SELECT 1 FROM chunk c WHERE c.id = v.chunk_id))"
             ).format(table)

@@ -181,6 +181,7 @@ class _IndexedChunk:
         self.terms, self.length = postings.chunk_terms(row.head, row.text)
         words = text_index.words(row.head) + text_index.words(row.text)
         grams = text_index.grams(row.head) + text_index.grams(row.text)
+        self.grams = len(grams)
         self.params = (
             *chunk_values(doc_id, row),
             " ".join(words),
@@ -200,6 +201,9 @@ def _insert_chunks(cur: psycopg.Cursor, chunks: Sequence[_IndexedChunk]) -> list
         if not cur.nextset():
             break
     postings.write(cur, ((i, c.terms, c.length) for i, c in zip(ids, chunks, strict=True)))
+    postings.count_chunks(
+        cur, len(chunks), sum(c.length for c in chunks), sum(c.grams for c in chunks)
+    )
     return ids
 
 

@@ -15,7 +15,7 @@ from psycopg import sql
 
 from trove.backends.postgres.files import M006
 from trove.backends.postgres.originals import M005
-from trove.backends.postgres.postings import m007_postings
+from trove.backends.postgres.postings import m007_postings, m008_posting_log
 from trove.errors import NotATroveStore, SchemaTooNew, StoreError
 
 # Times are epoch seconds (double precision) exactly as in the SQLite file, so cursors,
@@ -184,6 +184,7 @@ MIGRATIONS: list[Callable[[psycopg.Connection], None]] = [
     m005_originals,
     m006_file_state,
     m007_postings,
+    m008_posting_log,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 # Any constant of ours: the advisory lock that serializes migrations of one schema.

@@ -10,13 +10,14 @@ Document frequencies are counted over the matching rows, so nothing else is kept
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from psycopg import sql
 
-from trove.backends.postgres import postings
+from trove.backends.postgres import postings, term_cache
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
@@ -27,9 +28,10 @@ from trove.search.filters import Filters
 from trove.search.query import ParsedQuery, RawNode
 from trove.search.ranking import collapse, merge_evidence, substring_scores
 
-# Corpus size and mean lengths (for BM25) are recounted at most this often when other
-# processes write; this process's own writes invalidate them at once.
-_STATS_TTL_S = 30.0
+# Corpus size and mean lengths (for BM25: one row of corpus_size, kept by writers) are
+# read again at most this often when other processes write (a keyword search reads them
+# again as soon as the posting log moves); this process's own writes invalidate them.
+_STATS_TTL_S = 5.0
 _K1, _B = bm25.K1, bm25.B
 _STEM_CACHE = 100_000
 
@@ -45,6 +47,16 @@ _SETTINGS = {
 }
 
 _CHUNK_FIELDS = "c.doc_id, c.idx, c.start_char, c.end_char, c.heading"
+# A window ranked in this process: its chunks, and whether each passes the filters.
+_WINDOW_ROWS = (
+    "SELECT r.id, r.score, " + _CHUNK_FIELDS + ", coalesce(",
+    ", false), (SELECT coalesce(max(id), 0) FROM posting_log) "
+    "FROM unnest(%s::bigint[], %s::float8[]) AS r(id, score) "
+    "JOIN chunk c ON c.id = r.id JOIN document d ON d.id = c.doc_id ORDER BY r.score DESC, r.id",
+)
+_CACHE_LOCK = threading.Lock()
+# Searches again after the log moved under one, at most (then the last answer stands).
+_RETRIES = 3
 
 
 class KeywordSearch(Connected):
@@ -52,6 +64,7 @@ class KeywordSearch(Connected):
 
     ranking: str
     _stems: dict[str, tuple[str, ...]]
+    _term_cache: term_cache.TermCache | None = None
 
     def keyword_search(
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
@@ -94,6 +107,9 @@ class KeywordSearch(Connected):
         terms = postings.query_terms(words)
         if not terms:
             return []
+        if getattr(self._local, "conn", None) is None:
+            return self._cached_ranked(terms, where, params, limit)
+        # Inside a write: its own uncommitted postings, which no cache may keep.
         total, average, _ = self._corpus()
         ranking = postings.bm25_sql()
         return self._window(
@@ -103,6 +119,69 @@ class KeywordSearch(Connected):
             params,
             limit,
         )
+
+    def _cached_ranked(
+        self, terms: list[str], where: str, params: list[Any], limit: int
+    ) -> list[ChunkHit]:
+        """BM25 over the query terms' postings kept in this process (term_cache.py); the
+        window's chunks, filtered, from PostgreSQL.
+
+        The log is read with the window (its newest id, one round trip): when it moved
+        since the cache caught up, the cache catches up and the search runs again."""
+        cache = self.term_cache()
+        if cache.seen is None:
+            self._caught_up(cache)
+        for _ in range(_RETRIES):
+            seen = cache.seen
+            hits, newest = self._cached_window(cache, terms, where, params, limit)
+            if newest == seen or not self._caught_up(cache):
+                return hits
+        return hits
+
+    def _caught_up(self, cache: term_cache.TermCache) -> bool:
+        """The cache caught up with other writers; True if there were any."""
+        moved = cache.catch_up()
+        if moved:
+            self._stats_cache = None  # the corpus counts are stale too
+        return moved
+
+    def _cached_window(
+        self,
+        cache: term_cache.TermCache,
+        terms: list[str],
+        where: str,
+        params: list[Any],
+        limit: int,
+    ) -> tuple[list[ChunkHit], int | None]:
+        """The hits and the log's newest id (None: nothing was read to tell it)."""
+        total, average, _ = self._corpus()
+        rank = term_cache.bm25_ranker(cache.postings(terms), terms, total, average, cache.gains)
+        # One-chunk documents fill a window of twice the limit; widened when they do not.
+        window = max(limit * 2, 20)
+        while True:
+            ranked = rank(window)
+            if not ranked:
+                return [], None
+            ids, scores = [cid for cid, _ in ranked], [score for _, score in ranked]
+            rows = self.read_with(_SETTINGS, where.join(_WINDOW_ROWS), [*params, ids, scores])
+            hits = collapse(*split_rows(rows), limit)
+            if len(hits) >= limit or len(ranked) < window:
+                return hits, (int(rows[0][8]) if rows else None)
+            window *= 8
+
+    def term_cache(self) -> term_cache.TermCache:
+        """The query terms' postings this backend keeps (created at first use)."""
+        with _CACHE_LOCK:
+            if self._term_cache is None:
+                self._term_cache = term_cache.TermCache(
+                    lambda query, params: self.read_with({}, query, params)
+                )
+            return self._term_cache
+
+    def warm_words(self) -> None:
+        """Read the most frequent terms' postings now (Store.warm): a first query's common
+        words are then at hand."""
+        self.term_cache().warm()
 
     def _ranked(
         self, column: str, lexemes: Sequence[str], where: str, params: list[Any], limit: int
@@ -213,10 +292,9 @@ class KeywordSearch(Connected):
         cached = self._stats_cache
         if cached is not None and time.monotonic() - cached[0] < _STATS_TTL_S:
             return cached[1], cached[2], cached[3]
-        row = self.one(
-            "SELECT count(*), coalesce(avg(words_len), 0), coalesce(avg(grams_len), 0) FROM chunk"
-        )
-        total, words, grams = (int(row[0]), float(row[1]), float(row[2])) if row else (0, 0, 0)
+        row = self.one("SELECT chunks, words, grams FROM corpus_size")  # kept by writers
+        total = int(row[0]) if row else 0
+        words, grams = (int(row[1]) / total, int(row[2]) / total) if row and total else (0, 0)
         self._stats_cache = (time.monotonic(), total, words, grams)
         return total, words, grams
 

@@ -3,7 +3,8 @@
 As in SQLite, vectors sit in a table per generation (``chunk_vec_1``, ``chunk_vec_2`` ...)
 named by the lock in ``meta``, so a rebuild fills a new table beside the old one and
 switches in one transaction. Each table has an HNSW index (cosine); a rebuild builds it
-once at the end, which is much faster than growing it row by row.
+once at the end, which is much faster than growing it row by row, and so does a bulk
+load into a small table (bulk.py).
 
 A filtered k-NN first asks the index for the nearest chunks and filters them; when the
 filter leaves fewer than ``limit`` documents, it ranks exactly the chunks the filter
@@ -22,6 +23,7 @@ import psycopg
 from psycopg import sql
 
 from trove.backends.base import EmbedderLock
+from trove.backends.postgres import bulk
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import filter_sql, split_rows
 from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
@@ -113,10 +115,30 @@ class VectorStorage(Connected):
     # --- rows -------------------------------------------------------------------------
 
     def put_vectors(self, table: str, chunk_ids: Sequence[int], vectors: np.ndarray) -> None:
+        """Upsert vectors; a large batch into a small table without the HNSW index, built
+        again after the load (bulk.py)."""
         if not len(chunk_ids):
             return
         rows = np.ascontiguousarray(vectors, dtype=np.float32)
+        aside = self._set_aside_tables()
         with self.transaction(), self.conn() as conn, conn.cursor() as cur:
+            table = checked_table(table)
+            indexed = rows.shape[1] <= _MAX_INDEXED_DIMENSION
+            if indexed and (
+                (table in aside and len(chunk_ids) >= bulk.BULK_ROWS)
+                or bulk.worth_setting_aside(conn, table, len(chunk_ids))
+            ):
+                bulk.set_aside(conn, table)
+                aside[table] = rows.shape[1]
+                bulk.copy_vectors(cur, table, chunk_ids, rows)
+                return
+            if table in aside:  # the load is over: the index first (then one insert)
+                bulk.build_memory(conn)
+                self._index(conn, table, aside.pop(table))
+            elif indexed and bulk.missing_index(conn, table, self.__dict__):
+                # Set aside by a writer that never finished (killed mid-load): built here.
+                bulk.build_memory(conn)
+                self._index(conn, table, rows.shape[1])
             cur.executemany(
                 sql.SQL(
                     "INSERT INTO {} (chunk_id, embedding) VALUES (%s, %s) "
@@ -124,6 +146,24 @@ class VectorStorage(Connected):
                 ).format(sql.Identifier(checked_table(table))),
                 [(int(cid), rows[i]) for i, cid in enumerate(chunk_ids)],
             )
+
+    def _set_aside_tables(self) -> dict[str, int]:
+        """Vector tables (and their dimension) whose index this backend set aside."""
+        aside: dict[str, int] | None = self.__dict__.get("_aside")
+        if aside is None:
+            aside = self.__dict__.setdefault("_aside", {})
+        return aside
+
+    def finish_bulk(self) -> None:
+        """Build the HNSW indexes this backend set aside for a bulk load (bulk.py)."""
+        aside = self._set_aside_tables()
+        while aside:
+            table, dimension = aside.popitem()
+            with self.transaction(), self.conn() as conn:
+                found = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+                if found is not None and found[0] is not None:  # not dropped meanwhile
+                    bulk.build_memory(conn)
+                    self._index(conn, table, dimension)
 
     def vectors_by_hash(self, table: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of chunks with these text hashes: unchanged text is not re-embedded."""
@@ -141,10 +181,12 @@ class VectorStorage(Connected):
     def chunks_without_vectors(
         self, table: str, *, batch: int = 256
     ) -> Iterator[list[tuple[int, str, str]]]:
-        """Batches of (chunk id, head, text) that have no vector in ``table``."""
+        """Batches of (chunk id, head, text) that have no vector in ``table``, of documents
+        the semantic index holds (an entry kept out of it is never given one)."""
         query = sql.SQL(
             "SELECT c.id, c.head, c.text FROM chunk c WHERE c.id > %s AND NOT EXISTS "
-            "(SELECT 1 FROM {} v WHERE v.chunk_id = c.id) ORDER BY c.id LIMIT %s"
+            "(SELECT 1 FROM {} v WHERE v.chunk_id = c.id) AND EXISTS (SELECT 1 FROM document d "
+            "WHERE d.id = c.doc_id AND d.indexed IN ('both', 'semantic')) ORDER BY c.id LIMIT %s"
         ).format(sql.Identifier(checked_table(table)))
         after = 0
         while True:
@@ -185,6 +227,8 @@ class VectorStorage(Connected):
         """Documents by best-chunk cosine similarity, filters applied inside the k-NN."""
         if limit <= 0:
             return []
+        if self._set_aside_tables():  # this process's bulk load is over
+            self.finish_bulk()
         vector = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
         where, params = filter_sql(filters, now)
         knn = _Knn(sql.Identifier(checked_table(lock.table)), vector, sql.SQL(where), params)

@@ -46,6 +46,8 @@ from trove.errors import StoreError
 
 if TYPE_CHECKING:
     from trove.backends.sqlite import word_searcher
+    from trove.backends.sqlite.enrich import Enrichments
+    from trove.backends.sqlite.events import EventLog
 else:  # with the word index's cache and numpy: loaded at the first keyword search or write
     from trove.lazy import LazyModule
 
@@ -114,6 +116,24 @@ class SQLiteBackend(
         # connections still open (a server, another process) it would stay until theirs.
         self.fold_log()
         self.conn.close()
+
+    def enrichments(self) -> Enrichments:
+        """The write-time enrichments this file keeps (see :class:`base.Enriching`)."""
+        from trove.backends.sqlite.enrich import Enrichments
+
+        return Enrichments(self)
+
+    def event_log(self) -> EventLog:
+        """The file's log of committed changes (see :class:`base.LoggingEvents`)."""
+        from trove.backends.sqlite.events import EventLog
+
+        return EventLog(self)
+
+    def index_problems(self) -> list[str]:
+        """What SQLite, FTS5 and the word index comparison find wrong (``trove check``)."""
+        from trove.backends.sqlite.checks import file_problems
+
+        return file_problems(self.conn)
 
     def fold_log(self) -> None:
         """Take the write-ahead log into the file and empty it: after a bulk write, and

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.backend import SQLiteBackend
     from trove.backends.sqlite.keyword import any_of
+    from trove.backends.sqlite.parts import SQLiteParts
 else:  # the query syntax's module loads at the first search, not when a store opens
     from trove import lazy
 
@@ -58,7 +58,7 @@ _SEP = "\n"
 class Enrichments:
     """The enrichment rows of one SQLite store."""
 
-    def __init__(self, backend: SQLiteBackend) -> None:
+    def __init__(self, backend: SQLiteParts) -> None:
         self.backend = backend
 
     def put(

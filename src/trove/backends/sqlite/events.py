@@ -1,6 +1,7 @@
 """The event log of a SQLite store: what changed, written by triggers on ``document``
 (and, for new documents, since schema 13, by one statement a batch that every insert
-runs: bulk.py).
+runs: bulk.py); and what was read (``retrieved``), by stores opened with
+``record_retrievals``, in batches (:mod:`trove.memory.access`).
 
 A row per committed change, in commit order (``AUTOINCREMENT``: ids are never reused,
 so a reader's cursor stays meaningful after old rows are pruned). Only the newest
@@ -10,10 +11,11 @@ what a live feed means.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.backend import SQLiteBackend
+    from trove.backends.sqlite.parts import SQLiteParts
 
 KEEP = 10_000
 COLUMNS = ("id", "kind", "doc_id", "namespace", "scope", "session_id", "source", "doc_type")
@@ -39,6 +41,15 @@ WRITTEN_SQL = (
     "INSERT INTO event_log (kind, doc_id, namespace, scope, session_id, source, doc_type, "
     f"importance, at) SELECT 'written', {_ROW.format(r='d')} FROM document d "
     "WHERE d.rowid > ?1 ORDER BY d.rowid",
+    f"DELETE FROM event_log WHERE id < (SELECT max(id) FROM event_log) - {KEEP}",
+)
+
+
+# A read (``retrieved``), logged as the stream announces it: one row per document read,
+# with the document's own namespace, scope and session, in the order read.
+RETRIEVED_SQL = (
+    "INSERT INTO event_log (kind, doc_id, namespace, scope, session_id, source, doc_type, "
+    f"importance, at) SELECT 'retrieved', {_ROW.format(r='d')} FROM document d WHERE d.id = ?",
     f"DELETE FROM event_log WHERE id < (SELECT max(id) FROM event_log) - {KEEP}",
 )
 
@@ -79,8 +90,21 @@ def event_log_sql() -> str:
 class EventLog:
     """Reads a SQLite store's event log (through the backend's one connection)."""
 
-    def __init__(self, backend: SQLiteBackend) -> None:
+    def __init__(self, backend: SQLiteParts) -> None:
         self.backend = backend
+
+    @property
+    def writable(self) -> bool:
+        return not self.backend.conn.read_only
+
+    def append_retrieved(self, doc_ids: Sequence[str]) -> None:
+        """Log reads of these documents (``retrieved``), in order, in one transaction."""
+        if not doc_ids:
+            return
+        insert, prune = RETRIEVED_SQL
+        with self.backend.transaction():
+            self.backend.conn.executemany(insert, [(doc_id,) for doc_id in doc_ids])
+            self.backend.conn.execute(prune)
 
     def last_id(self) -> int:
         rows = self.backend.conn.execute("SELECT coalesce(max(id), 0) FROM event_log")

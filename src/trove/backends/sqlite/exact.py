@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.backend import SQLiteBackend
+    from trove.backends.sqlite.parts import SQLiteParts
 
 # vec0 refuses a larger k in a k-NN query.
 MAX_K = 4096
@@ -23,7 +23,7 @@ _BATCH = 5_000  # candidate ids a statement: point look-ups, ~20 µs each
 class ExactScan:
     """The search interface of :class:`VectorIndex`, answered by a ``vec0`` table."""
 
-    def __init__(self, backend: SQLiteBackend, table: str) -> None:
+    def __init__(self, backend: SQLiteParts, table: str) -> None:
         self.backend = backend
         self.table = table
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from trove.backends.base import EmbedderLock
-    from trove.backends.sqlite.backend import SQLiteBackend
+    from trove.backends.sqlite.parts import SQLiteParts
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import LazyModule
     from trove.lazy import numpy as np
@@ -106,7 +106,7 @@ class LayeredIndex:
         return ids[order], scores[order]
 
 
-def load(backend: SQLiteBackend, lock: EmbedderLock) -> LayeredIndex | None:
+def load(backend: SQLiteParts, lock: EmbedderLock) -> LayeredIndex | None:
     """The cached index of ``lock.table``, caught up with the file; None when there is no
     usable cache (none, foreign, truncated, another epoch, or too stale)."""
     if backend.memory:
@@ -137,7 +137,7 @@ def load(backend: SQLiteBackend, lock: EmbedderLock) -> LayeredIndex | None:
     return index
 
 
-def save(backend: SQLiteBackend, lock: EmbedderLock, index: VectorIndex) -> bool:
+def save(backend: SQLiteParts, lock: EmbedderLock, index: VectorIndex) -> bool:
     """Write ``index`` (loaded from this store's ``lock.table``) as the store's cache; False
     when the store or its directory cannot be written (read-only: the cache is optional)."""
     if backend.memory:
@@ -147,7 +147,7 @@ def save(backend: SQLiteBackend, lock: EmbedderLock, index: VectorIndex) -> bool
 
 
 def save_file(
-    backend: SQLiteBackend, path: Path, epoch_key: str, write: Callable[[Path, str], None]
+    backend: SQLiteParts, path: Path, epoch_key: str, write: Callable[[Path, str], None]
 ) -> bool:
     """Write a cache file beside the store (``write(temporary path, epoch)``) and put it in
     place as its epoch commits to ``meta`` under ``epoch_key``; False when the store or
@@ -191,7 +191,7 @@ def remove_leftovers(folder: Path) -> None:
             continue
 
 
-def vector_ids(backend: SQLiteBackend, table: str) -> np.ndarray:
+def vector_ids(backend: SQLiteParts, table: str) -> np.ndarray:
     """Every chunk id with a vector in ``table``, ascending."""
     # sqlite-vec's own id table is faster to read than the virtual table, and one string
     # parsed by numpy faster than a Python object a row.
@@ -209,7 +209,7 @@ def vector_ids(backend: SQLiteBackend, table: str) -> np.ndarray:
 
 
 def _vectors_of(
-    backend: SQLiteBackend, table: str, ids: np.ndarray
+    backend: SQLiteParts, table: str, ids: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     found, blobs = [], []
     for cid in ids.tolist():

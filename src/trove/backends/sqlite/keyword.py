@@ -33,6 +33,7 @@ from trove.search.query import (
     cjk_grams,
     has_cjk,
 )
+from trove.search.topk import top_window
 
 if TYPE_CHECKING:
     import numpy as np
@@ -252,16 +253,7 @@ class WordIndex:
         ids, values = self._ids[matched], scores[matched]
 
         def rank(window: int) -> list[tuple[int, float]]:
-            if window < len(matched):
-                # Every row tied with the last one kept, then the lowest ids among them:
-                # FTS5 breaks ties by rowid, and so must a window's edge.
-                cut = values[np.argpartition(-values, window - 1)[window - 1]]
-                top = np.flatnonzero(values >= cut)
-            else:
-                top = np.arange(len(matched))
-            order = top[np.lexsort((ids[top], -values[top]))][:window]
-            # tolist(): Python ints and floats of the same values, without a call per row.
-            return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
+            return top_window(ids, values, window)
 
         return rank
 

@@ -33,7 +33,7 @@ from trove.search.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from trove.backends.base import EmbedderLock
-    from trove.backends.sqlite.backend import SQLiteBackend
+    from trove.backends.sqlite.parts import SQLiteParts
 
 
 class _Checked:
@@ -41,7 +41,7 @@ class _Checked:
     narrower one's chunks again: each chunk is checked once (a fifth of SciFact's hybrid
     legs widened from 300 chunks to 1,200 and checked all 1,200)."""
 
-    def __init__(self, backend: SQLiteBackend, filters: Filters, now: float) -> None:
+    def __init__(self, backend: SQLiteParts, filters: Filters, now: float) -> None:
         self.backend = backend
         self.where = filter_sql(filters, now, by_id=True)
         self.seen: set[int] = set()
@@ -68,7 +68,7 @@ class _Searchable(Protocol):
 class SemanticSearcher:
     """Chunk vectors of one store, searchable by cosine similarity."""
 
-    def __init__(self, backend: SQLiteBackend, lock: EmbedderLock) -> None:
+    def __init__(self, backend: SQLiteParts, lock: EmbedderLock) -> None:
         self.backend = backend
         self.lock = lock
         self._index: VectorIndex | sqlite_index_cache.LayeredIndex | None = None

@@ -179,14 +179,18 @@ class VectorStorage(Connected):
     def chunks_without_vectors(
         self, table: str, *, batch: int = 256
     ) -> Iterator[list[tuple[int, str, str]]]:
-        """Batches of (chunk id, head, text) that have no vector in ``table``."""
+        """Batches of (chunk id, head, text) that have no vector in ``table``, of documents
+        the semantic index holds (an entry kept out of it, ``index`` none or keyword, is
+        never given one: reembed and import would make it findable)."""
         after = 0
         while True:
             rows = [
                 (int(cid), str(head), str(text))
                 for cid, head, text in self.conn.execute(
                     f"SELECT c.id, c.head, {TEXT_OF_C} FROM chunk c WHERE c.id > ? AND NOT EXISTS "
-                    f"(SELECT 1 FROM {table} v WHERE v.rowid = c.id) ORDER BY c.id LIMIT ?",
+                    f"(SELECT 1 FROM {table} v WHERE v.rowid = c.id) AND EXISTS (SELECT 1 "
+                    "FROM document d WHERE d.id = c.doc_id AND d.indexed IN ('both', 'semantic'))"
+                    " ORDER BY c.id LIMIT ?",
                     (after, batch),
                 )
             ]

@@ -29,8 +29,8 @@ from trove.backends.sqlite.keyword import WordIndex, _Segment
 if TYPE_CHECKING:
     import numpy as np
 
-    from trove.backends.sqlite.backend import SQLiteBackend
     from trove.backends.sqlite.keyword import Tokenizer
+    from trove.backends.sqlite.parts import SQLiteParts
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
 
@@ -46,7 +46,7 @@ def cache_path(db_path: str) -> Path:
     return Path(cache_folder(db_path)) / "words.postings"
 
 
-def load(backend: SQLiteBackend, tokenize: Tokenizer) -> WordIndex | None:
+def load(backend: SQLiteParts, tokenize: Tokenizer) -> WordIndex | None:
     """The cached word index caught up with the file, or None (no usable cache)."""
     if backend.memory:
         return None
@@ -69,7 +69,7 @@ def load(backend: SQLiteBackend, tokenize: Tokenizer) -> WordIndex | None:
     return index
 
 
-def save(backend: SQLiteBackend, index: WordIndex) -> bool:
+def save(backend: SQLiteParts, index: WordIndex) -> bool:
     """Write ``index`` (complete for this store) as its cache; False if it cannot be."""
     if backend.memory:
         return False

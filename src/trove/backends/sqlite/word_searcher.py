@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from trove.backends.sqlite import word_cache, word_topk
-    from trove.backends.sqlite.backend import SQLiteBackend
+    from trove.backends.sqlite.parts import SQLiteParts
 else:  # numpy, and the cache file code, load when the index is first built
     from trove.lazy import LazyModule
     from trove.lazy import numpy as np
@@ -48,7 +48,7 @@ _READ_ROWS = 1_000
 class WordSearcher:
     """The in-memory word index of one SQLite store, kept in step with the file."""
 
-    def __init__(self, backend: SQLiteBackend) -> None:
+    def __init__(self, backend: SQLiteParts) -> None:
         self.backend = backend
         self._index: WordIndex | None = None
         self._version = -1

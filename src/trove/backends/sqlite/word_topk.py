@@ -26,6 +26,8 @@ import numpy as np
 
 from trove.backends.sqlite.keyword import Ranker, WordIndex, _Segment
 from trove.search.bm25 import IDF_FLOOR, K1
+from trove.search.topk import gain as _gain
+from trove.search.topk import top_window
 
 # Below this many rows, scoring every posting is as fast (100k rows: 2.7 against 3.0 ms
 # CPU a SciFact claim; 1M: 32.4 against 17.1).
@@ -100,16 +102,7 @@ def ranker(index: WordIndex, terms: Sequence[str]) -> Ranker | None:
 
     def rank(window: int) -> list[tuple[int, float]]:
         rows, values = _top(found, phrases, norms, alive, window)
-        if window < len(rows):
-            # Every row tied with the last one kept, then the lowest ids among them:
-            # FTS5 breaks ties by rowid, and so must a window's edge.
-            cut = values[np.argpartition(-values, window - 1)[window - 1]]
-            top = np.flatnonzero(values >= cut)
-        else:
-            top = np.arange(len(rows))
-        chunk = ids[rows[top]]
-        order = np.lexsort((chunk, -values[top]))[:window]
-        return list(zip(chunk[order].tolist(), values[top][order].tolist(), strict=True))
+        return top_window(ids[rows], values, window)
 
     return rank
 
@@ -325,13 +318,6 @@ def _exact(
         if placed:
             where[rows] = -1
     return scores
-
-
-def _gain(idf: float, tf: np.ndarray, norms: np.ndarray) -> np.ndarray:
-    """What a term adds to each row's score: fts5_aux.c's order of operations, as in
-    WordIndex._scores, so the same floats."""
-    counts = tf.astype(np.float64)
-    return idf * ((counts * (K1 + 1)) / (counts + norms))
 
 
 def _lookup(parts: Sequence[_Part], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -19,23 +19,47 @@ from trove.interfaces.cli.root import cli, open_store, pairs
 @click.option("--meta", multiple=True, help="KEY=VALUE; replaces the metadata (repeatable).")
 @click.option("--importance", type=float, help="0.0 to 1.0.")
 @click.option("--expires-at", help="ISO-8601 time after which the document disappears.")
+@click.option(
+    "--compression-level",
+    type=click.IntRange(min=0),
+    help="How summarised it is: 0 as said, 1 and up once folded into a summary.",
+)
+@click.option(
+    "--original",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Keep this file as its original (replacing the one it had).",
+)
 @json_option
 @click.pass_context
 def update(
-    ctx: click.Context, doc_id: str, meta: tuple[str, ...], as_json: bool, **fields: Any
+    ctx: click.Context,
+    doc_id: str,
+    meta: tuple[str, ...],
+    as_json: bool,
+    original: str | None,
+    **fields: Any,
 ) -> None:
-    """Change a document's text, title, tags, metadata, importance or expiry; its id stays."""
+    """Change a document's text, title, tags, metadata, importance or expiry; its id stays.
+
+    --compression-level says how summarised it is; --original keeps a file as its
+    original."""
     changes = {k: v for k, v in fields.items() if v not in (None, ())}
     if changes.get("text") == "-":
         changes["text"] = sys.stdin.read()
     if meta:
         changes["metadata"] = pairs(meta, "--meta")
-    if not changes:
+    if not changes and original is None:
         raise click.UsageError("give at least one field to change (--text, --title, ...)")
     with open_store(ctx, create=False) as kb:
-        kb.update(doc_id, **changes)
+        if changes:
+            kb.update(doc_id, **changes)
+        if original is not None:
+            from trove import originals  # only this option needs it (cold start)
+
+            originals.keep(kb, doc_id, original)
+    changed = sorted(changes) + ([] if original is None else ["original"])
     if as_json:
-        emit({"id": doc_id, "changed": sorted(changes)})
+        emit({"id": doc_id, "changed": changed})
     else:
         console().print(f"updated [bold]{doc_id}[/bold]")
 

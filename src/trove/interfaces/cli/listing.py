@@ -20,6 +20,11 @@ from trove.interfaces.cli.root import cli, open_store
 @click.option("--since", help="On or after this time (ISO-8601).")
 @click.option("--until", help="On or before this time (ISO-8601).")
 @click.option("--deleted", is_flag=True, help="Also list deleted documents (to restore).")
+@click.option(
+    "--max-compression",
+    type=click.IntRange(min=0),
+    help="Only documents at most this summarised (0: not summarised yet).",
+)
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--cursor", help="The cursor printed by the previous page.")
 @format_option

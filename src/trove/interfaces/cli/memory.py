@@ -1,7 +1,9 @@
-"""Memory commands: ``trove clear`` (a namespace, after confirmation)."""
+"""Memory commands: ``trove clear`` (a namespace, after confirmation), ``trove dedupe``
+and ``trove rechunk``."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import click
@@ -61,3 +63,31 @@ def dedupe(ctx: click.Context, undo: bool, as_json: bool, **options: Any) -> Non
     for group in groups:
         console().print(f"[bold]{group.canonical}[/bold] <- {', '.join(group.duplicates)}")
     console().print(f"{verb} {plural(len(groups), 'group')}")
+
+
+@cli.command()
+@click.argument("doc_ids", nargs=-1)
+@click.option("--namespace", help="Only this namespace's documents (default: all, or DOC_IDS).")
+@click.option("--chunk-chars", type=int, help="Characters a chunk holds at most.")
+@click.option("--chunk-overlap", type=int, help="Characters shared by neighbouring chunks.")
+@json_option
+@click.pass_context
+def rechunk(
+    ctx: click.Context,
+    doc_ids: tuple[str, ...],
+    namespace: str | None,
+    as_json: bool,
+    **chunking: int | None,
+) -> None:
+    """Cut documents into chunks again with other chunk settings (from their stored text,
+    what their originals were read as); ids and fields stay, new chunks are embedded."""
+    given = {k: v for k, v in chunking.items() if v is not None}
+    with open_store(ctx, create=False) as kb:
+        report = kb.rechunk(doc_ids or None, namespace=namespace, **given)
+    if as_json:
+        emit(asdict(report))
+    else:
+        console().print(
+            f"rechunked {plural(report.documents, 'document')} into "
+            f"{plural(report.chunks, 'chunk')}; {report.skipped} left as they were"
+        )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from trove.backends.postgres.url import redact
 from trove.errors import TroveError
 from trove.interfaces.cli.output import console, emit, errors, json_option, plural, progress_bar
 from trove.interfaces.cli.root import cli
+from trove.opening import redact
 
 
 @cli.command()

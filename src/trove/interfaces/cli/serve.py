@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from trove.backends.postgres.url import redact
 from trove.errors import TroveError
 from trove.interfaces.cli.root import cli, open_store
+from trove.opening import redact
 
 if TYPE_CHECKING:
     from trove.interfaces.config import ServerConfig

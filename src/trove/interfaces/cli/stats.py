@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import click
 
-from trove.backends.postgres.scheme import redact
 from trove.interfaces.cli.output import emit, json_option
 from trove.interfaces.cli.root import cli, open_store
+from trove.opening import redact
 
 
 @cli.command()

@@ -35,6 +35,7 @@ from trove.interfaces.http.events import add_event_routes
 from trove.interfaces.http.items import add_read_routes, add_write_routes
 from trove.interfaces.http.links import add_link_routes
 from trove.interfaces.http.originals import add_original_route
+from trove.interfaces.http.upkeep import add_upkeep_routes
 from trove.interfaces.web.routes import add_web_routes
 
 AUTHOR_TIER = "explicit"
@@ -75,6 +76,7 @@ def create_app(store: Store, config: ServerConfig) -> FastAPI:
     add_event_routes(app, store, Auth)
     add_probe_route(app, workspaces, Auth)
     add_original_route(app, workspaces)
+    add_upkeep_routes(app, workspaces)
 
     @app.get("/v1/stats", tags=["read"], response_model=out.StatsOut, responses=out.READ_ERRORS)
     def stats(who: Auth) -> dict[str, Any]:

@@ -54,6 +54,11 @@ class WriteBody(_Body):
         description="If the key is stored: replace (default) the item, merge in only the "
         "fields sent, or keep the stored item untouched.",
     )
+    chunks: list[list[int | str]] | None = Field(
+        None,
+        description="Your own chunk boundaries: [start, end] or [start, end, heading] "
+        "in characters of text, in order, covering all but blank space.",
+    )
 
 
 class UpdateBody(_Body):

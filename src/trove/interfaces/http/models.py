@@ -117,6 +117,25 @@ class DeletedOut(_Out):
     already_deleted: bool
 
 
+class OriginalOut(_Out):
+    id: str
+    name: str
+    media_type: str
+    size: int
+    sha256: str
+
+
+def original_dict(info: Any) -> dict[str, Any]:
+    """An :class:`~trove.originals.OriginalInfo` as :class:`OriginalOut`."""
+    return {
+        "id": info.doc_id,
+        "name": info.name,
+        "media_type": info.media_type,
+        "size": info.size,
+        "sha256": info.sha256,
+    }
+
+
 class EdgeOut(_Out):
     src: str
     dst: str

@@ -86,6 +86,13 @@ SemanticText = Annotated[
 OwnVector = Annotated[
     list[float] | None, Field(description="Your own embedding of it (store's size).")
 ]
+GivenChunks = Annotated[
+    list[list[int | str]] | None,
+    Field(
+        description="Your own chunk boundaries, to be found by: [start, end] or [start, "
+        "end, heading] in characters of text, in order, covering all but blank space."
+    ),
+]
 OnConflict = Annotated[
     Literal["replace", "merge", "keep"] | None,
     Field(

@@ -27,6 +27,7 @@ from trove.interfaces.mcp.prompts import add_prompts
 from trove.interfaces.mcp.resources import add_more_resources
 from trove.interfaces.mcp.schema import READ_ONLY, changing, strict_tool
 from trove.interfaces.mcp.tools import KnowledgeTools
+from trove.interfaces.mcp.upkeep_tools import upkeep_tools
 
 INSTRUCTIONS = """\
 A long-term memory and knowledge base shared across conversations. Search it before \
@@ -62,6 +63,7 @@ def create_server(store: Store, config: ServerConfig) -> MCPServer:
     if rights.allow_delete:
         offered.append((tools.knowledge_delete, "Delete an item", changing(destructive=True)))
     offered += more_tools(tools, config)
+    offered += upkeep_tools(tools, config)
     subscribers = Subscribers(tools.callers)
     server = CallerServer(
         name="trove",

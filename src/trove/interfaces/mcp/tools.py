@@ -33,6 +33,7 @@ from trove.interfaces.mcp.params import (
     DocTypes,
     Entities,
     Expand,
+    GivenChunks,
     HasTags,
     Id,
     Importance,
@@ -108,6 +109,7 @@ class KnowledgeTools:
         semantic_text: SemanticText = None,
         vector: OwnVector = None,
         on_conflict: OnConflict = None,
+        chunks: GivenChunks = None,
     ) -> dict[str, Any]:
         """Save a memory (fact, decision, preference, note) so it can be found later, in this
         or future conversations. Returns its id."""
@@ -130,6 +132,7 @@ class KnowledgeTools:
             keyword_text=keyword_text,
             semantic_text=semantic_text,
             vector=vector,
+            chunks=chunks,
         )
         with self._workspace(ctx, write=True) as ws:
             return {"id": ws.write(item), "scope": scope}

@@ -12,12 +12,13 @@ conversation's participants, so a search hit names who said what and when, and
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from trove.errors import InvalidInput
+from trove.transfer.importers.reading import Imported, load_json
 
 if TYPE_CHECKING:
     from trove.store import Store
@@ -26,17 +27,6 @@ if TYPE_CHECKING:
 _ZIP = b"PK\x03\x04"
 # How much of a file's first line tells its format (an export's header is short).
 _HEAD_BYTES = 1 << 20
-
-
-@dataclass
-class Imported:
-    """What an importer read: documents (dicts of :meth:`Store.add` arguments, each with
-    a ``source_id``) and edges between them as ``(src source_id, dst source_id, type)``."""
-
-    source: str
-    items: list[dict[str, Any]] = field(default_factory=list)
-    edges: list[tuple[str, str, str]] = field(default_factory=list)
-    conversations: int = 0
 
 
 @dataclass
@@ -149,17 +139,3 @@ def detect(path: Path) -> str:
         if "chat_messages" in data[0]:
             return "claude"
     raise InvalidInput(f"cannot tell what {path} is; name it with --from")
-
-
-def load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"{path}: not readable JSON: {exc}") from None
-    except RecursionError:
-        raise InvalidInput(f"{path}: JSON nested too deeply to read") from None
-
-
-def texts(parts: Iterable[Any]) -> str:
-    """The text of a message's parts (images and other objects carry none)."""
-    return "\n\n".join(p for p in parts if isinstance(p, str) and p.strip())

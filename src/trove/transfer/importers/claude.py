@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trove.errors import InvalidInput
-from trove.transfer.importers import Imported, load_json, texts
+from trove.transfer.importers.reading import Imported, load_json, texts
 
 
 def read_claude(path: Path) -> Imported:

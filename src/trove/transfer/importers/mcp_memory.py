@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trove.errors import InvalidInput
-from trove.transfer.importers import Imported
+from trove.transfer.importers.reading import Imported
 
 
 def read_mcp_memory(path: Path) -> Imported:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from trove.errors import InvalidInput
-from trove.transfer.importers import Imported, load_json
+from trove.transfer.importers.reading import Imported, load_json
 
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _CHANNEL = re.compile(r"<#[CG][A-Z0-9]+\|([^>]+)>")
