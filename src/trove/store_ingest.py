@@ -83,8 +83,8 @@ class StoreTarget:
 
         originals.attach(self.store, doc_id, original, name, media_type)
 
-    def has_original(self, doc_id: str) -> bool:
-        return self.backend.original_info(doc_id) is not None
+    def with_originals(self, doc_ids: Sequence[str]) -> set[str]:
+        return self.backend.with_originals(doc_ids)
 
     def file_states(self, namespace: str, source: str) -> dict[str, FileState]:
         return self.backend.file_states(namespace, source)

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 import trove
 from helpers.ingest_samples import CountingEmbedder, message, write_mbox, write_pdf
+from trove import originals
 from trove.ingest import parse
 from trove.interfaces.cli import cli
 
@@ -132,3 +133,12 @@ def test_cli_ingest_file_keep_originals_then_get_original(tmp_path: Path, vault:
     got = runner.invoke(cli, [*base, "get", doc_id, "--original", "-o", str(out)])
     assert got.exit_code == 0, got.output
     assert (out / "a.md").read_bytes() == note.read_bytes()
+
+
+def test_backend_says_which_documents_have_originals(kb: trove.Store) -> None:
+    ids = kb.add_many([{"text": f"note {i}"} for i in range(600)])
+    kept = {ids[0], ids[499], ids[500], ids[599]}  # both sides of SQLite's 500-id statement
+    for doc_id in kept:
+        originals.keep(kb, doc_id, b"bytes", "n.txt")
+    assert kb.backend.with_originals([*ids, "no-such-id"]) == kept
+    assert kb.backend.with_originals([]) == set()

@@ -29,6 +29,12 @@ class Missing:
         self.folder = folder
         self.report = report
         self.dry_run = dry_run
+        self.kept: set[str] | None = None  # ids of the source's documents with one
+
+    def _has(self, sid: str) -> bool:
+        if self.kept is None:  # one look-up for the run, at its first unchanged file
+            self.kept = self.store.with_originals([d.doc_id for d in self.known.docs.values()])
+        return self.known.docs[sid].doc_id in self.kept
 
     def settled(self, rel: str, fmt: Format) -> bool:
         """Whether the unchanged file ``rel`` has every original it should have now;
@@ -36,8 +42,7 @@ class Missing:
         lacking = [
             sid
             for sid in self.known.live(rel)
-            if (sid == rel or fmt.record_originals)
-            and not self.store.has_original(self.known.docs[sid].doc_id)
+            if (sid == rel or fmt.record_originals) and not self._has(sid)
         ]
         if not lacking:
             return True

@@ -65,8 +65,8 @@ class Target(Protocol):
         """Keep ``original`` as ``doc_id``'s original (see :mod:`trove.originals`)."""
         ...
 
-    def has_original(self, doc_id: str) -> bool:
-        """Whether ``doc_id`` has an original kept."""
+    def with_originals(self, doc_ids: Sequence[str]) -> set[str]:
+        """Which of these documents have an original kept."""
         ...
 
     def file_states(self, namespace: str, source: str) -> dict[str, FileState]:
