@@ -137,3 +137,30 @@ def test_mcp_parameters_reach_the_request_by_their_names(
     [given] = built
     assert {name: given[name] for name in arguments} == arguments
     assert given["namespace"] == "ana"
+
+
+# The CLI's `trove search`: its options under the request's names, but these of its own.
+CLI_OWN = {
+    "meta": "KEY=VALUE pairs, read into the metadata filter",
+    "min_score": "a display floor: hidden hits are counted, not dropped by the search",
+    "show_all": "shows the hits below the display floor",
+    "as_json": "output format",
+    "output": "output format",
+}
+NOT_ON_CLI = {
+    "vector": "a query vector is not typed on a command line",
+    "scope": "the CLI reads every scope",
+    "min_importance": "agent-memory filters are offered to agents (MCP, HTTP)",
+    "min_confidence": "agent-memory filters are offered to agents (MCP, HTTP)",
+    "max_compression": "agent-memory filters are offered to agents (MCP, HTTP)",
+    "metadata": "given as --meta KEY=VALUE",
+}
+
+
+def test_the_cli_search_options_are_request_names_or_listed() -> None:
+    from trove.interfaces.cli.commands import search
+
+    cli_names = {p.name for p in search.params if p.name is not None}
+    assert cli_names - set(CLI_OWN) <= NAMES
+    unoffered = NAMES - cli_names - set(SET_FOR_CALLER) - {"collapse"}
+    assert unoffered == set(NOT_ON_CLI)
