@@ -5,7 +5,9 @@ once by :meth:`SearchRequest.build` and passed down whole.
 <trove.search.hybrid.HybridSearch>`, search/phrasings.py, the agent's variants, enrichment)
 reads its fields and never re-checks them, so the filters are built once per search. An
 inner search (reranking's wider one) is the same request with fields replaced.
-HTTP's body and MCP's tool map onto these fields (``interfaces/search_request.py``).
+HTTP's body (``SearchBody.arguments``) and MCP's ``knowledge_search``
+(``mcp.format.search_options``) pass their parameters under these names;
+tests/interfaces/test_search_mapping.py checks that each is offered or listed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from trove import validate
 from trove.errors import InvalidQuery
-from trove.search import budget
+from trove.search import budget, memory_rank
 from trove.search.filters import Filters
 from trove.search.variants import clean
 
@@ -72,8 +74,6 @@ class SearchRequest:
             validate.count(expand, 'expand (or "llm")', 0, validate.MAX_EXPAND, InvalidQuery)
         returned = budget.Options.check(min_score, with_text, context, max_tokens)
         if rerank is not None:
-            from trove.search import memory_rank
-
             memory_rank.parse(rerank)
         validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
         if collapse_duplicates and duplicates:
@@ -107,6 +107,6 @@ class SearchRequest:
         return budget.Options(self.min_score, self.with_text, self.context, self.max_tokens)
 
 
-# The request's fields a caller sets by name: every field but the built filters, plus
-# each filter by its own name (``session`` is the reader's, set by the workspace).
+# The request's fields a caller sets by name: every field but the built filters (each
+# filter is set by its own name, a field of Filters).
 OPTIONS = tuple(f.name for f in fields(SearchRequest) if f.name != "filters")
