@@ -25,9 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from trove import validate
 from trove.embedders.base import Embedder, scripts_of
-from trove.errors import InvalidQuery
 from trove.hits import ChunkHit, Hit
 from trove.search import calibration, deadline
 from trove.search.bounds import MAX_CJK_CHARS, MAX_WORDS, bounded
@@ -40,6 +38,8 @@ from trove.timeutil import now
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from trove.search.request import SearchRequest
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
 
@@ -62,22 +62,14 @@ class Phrasing:
 
 def search(
     hybrid: HybridSearch,
-    query: str,
+    request: SearchRequest,
     variants: Sequence[Variant],
     vectors: Mapping[str, Any] | None = None,
-    *,
-    mode: str | None = None,
-    limit: int = 10,
-    raw: bool = False,
-    explain: bool = False,
-    **filters: Any,
 ) -> list[Hit]:
-    """``query`` and its ``variants`` as one ranking (``vectors``: known query vectors of
-    variants, by text)."""
-    mode = hybrid.resolve_mode(mode)
-    validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
-    where = Filters.build(**filters)
-    validate.string(query, "query", InvalidQuery)
+    """The request's query and its ``variants`` as one ranking (``vectors``: known query
+    vectors of variants, by text)."""
+    mode = hybrid.resolve_mode(request.mode)
+    query, limit, where, raw = request.query, request.limit, request.filters, request.raw
     if not query.strip() or limit == 0:
         return []
     runs = [Variant(query, None, "query"), *variants]
@@ -93,8 +85,8 @@ def search(
     fused = fuse(lists, weights, method=method, limit=limit, adaptive=adaptive)
     info = calibration.query_info(union.words, union.cjk, "cjk" in scripts)
     dropped = tuple(dict.fromkeys(w for p in phrasings for w in p.dropped))
-    hits = hybrid.hits(union, fused, lists, info, (method, weights, dropped, explain))
-    if explain and hits:
+    hits = hybrid.hits(union, fused, lists, info, (method, weights, dropped, request.explain))
+    if request.explain and hits:
         hits = attributed(
             hybrid, hits, phrasings, found, (method, weights, where, "cjk" in scripts)
         )
