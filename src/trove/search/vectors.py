@@ -20,9 +20,9 @@ vector_index.py's), int8 for the few thousand candidates, then int16 for the bes
 gave the int16-only top 10 for all 200 queries (recall@10 0.994 both), and the best
 300 + 150 the same top 300. So a search reads the int8 codes of many rows and the int16
 codes of a few: an index mapped from a file (index_cache.py) touches half the pages it
-did, and rescores its few rows from the store's own int16 codes rather than a second
-copy (``Rescore``; the int16 codes alone were 768 MB at 1M chunks). Why int16 and not
-float16: numpy converts float16 to float32 many times slower. Coordinates of a unit vector lie in
+did, and reads its few int16 rows rather than mapping them (a serving process's resident
+memory at 1M chunks: the int16 codes alone were 768 MB). Why int16 and not float16: numpy
+converts float16 to float32 many times slower. Coordinates of a unit vector lie in
 [-1, 1], so one fixed scale serves every row's int16 code; a rotated unit vector's
 coordinates are all within +-0.5 but for vectors concentrated on a few directions (a
 coordinate of 384 has a standard deviation of 0.05), so the int8 code spends its range
@@ -58,13 +58,12 @@ _MIN_DEAD = 1_024  # compact once this many rows, and a quarter of all rows, are
 _MIN_RECENT = 4_096  # out-of-order ids wait in a dict until there are this many (or n/8)
 _ROTATION_SEED = 0x7A0E
 
-# (offset, ids, int8 codes, sketch) of rows handed over by VectorIndex.export
-RowWriter = Callable[[int, "np.ndarray", "np.ndarray", "np.ndarray"], None]
+# (offset, ids, int16 codes, int8 codes, sketch) of rows handed over by VectorIndex.export
+RowWriter = Callable[[int, "np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray"], None]
 Allocate = Callable[[int], RowWriter]
-# The cosine similarities of the given rows to a rotated unit query (rows, query), float32,
-# of an index whose full-precision vectors are kept elsewhere (the store's own vector
-# table: index_cache.py).
-Rescore = Callable[["np.ndarray", "np.ndarray"], "np.ndarray"]
+# The int16 codes of the given rows, (len(rows), dimension), of an index that keeps them
+# elsewhere (a file: index_cache.py).
+FineRows = Callable[["np.ndarray"], "np.ndarray"]
 
 
 class VectorIndex:
@@ -86,13 +85,13 @@ class VectorIndex:
     def adopt(
         cls,
         ids: np.ndarray,
-        rescore: Rescore,
+        fine: FineRows,
         codes: np.ndarray,
         sketch: np.ndarray,
         rotation: np.ndarray,
     ) -> VectorIndex:
         """An index over arrays another index wrote (:meth:`export`): ``ids``
-        ascending, ``rescore`` scoring rows from their full vectors, ``codes`` (n, dimension) int8,
+        ascending, ``fine`` reading rows' int16 codes, ``codes`` (n, dimension) int8,
         ``sketch`` (words, n) uint64. They may be read-only memory maps, shared by every
         process that maps the same file: the index only reads them, and can only remove
         rows (a private mask), not add them."""
@@ -100,7 +99,7 @@ class VectorIndex:
         n = len(ids)
         index._frozen = True
         index._ids, index._codes, index._sketch = ids, codes, sketch
-        index._rescore = rescore
+        index._fine_rows = fine
         index._alive = np.ones(n, bool)
         index._keys, index._key_rows = ids, np.arange(n, dtype=np.int64)
         index._n = index._live = index._n_keys = n
@@ -108,7 +107,7 @@ class VectorIndex:
 
     def export(self, allocate: Allocate, batch: int = _BATCH) -> None:
         """Hand the live rows over in ascending id order, what :meth:`adopt` takes:
-        ``allocate(rows)`` once, then the writer it returns with (offset, ids, int8 codes,
+        ``allocate(rows)`` once, then the writer it returns with (offset, ids, codes,
         sketch (words, n)) a batch at a time. Writers to the index wait meanwhile."""
         with self._lock.read():
             rows = np.flatnonzero(self._alive[: self._n])
@@ -116,7 +115,8 @@ class VectorIndex:
             write = allocate(len(rows))
             for start in range(0, len(rows), batch):
                 part = rows[start : start + batch]
-                write(start, self._ids[part], self._codes[part], self._sketch[:, part])
+                fine, codes = self._fine_rows(part), self._codes[part]
+                write(start, self._ids[part], fine, codes, self._sketch[:, part])
 
     def _reset(self) -> None:
         d, w = self.dimension, self._words
@@ -125,7 +125,7 @@ class VectorIndex:
         self._alive = np.zeros(0, bool)
         self._fine = np.zeros((0, d), np.int16)
         self._codes = np.zeros((0, d), np.int8)
-        self._rescore: Rescore = self._rescore_in_memory
+        self._fine_rows: FineRows = self._fine_in_memory
         self._sketch = np.zeros((w, 0), np.uint64)  # one contiguous line per word: fast scans
         self._n = 0  # rows used, dead ones included
         self._live = 0
@@ -240,10 +240,8 @@ class VectorIndex:
         codes = np.rint(np.clip(x * _COARSE_SCALE, -127, 127)).astype(np.int8)
         return fine, codes, _pack_signs(fine > 0, self._words)
 
-    def _rescore_in_memory(self, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
-        scores = np.einsum("ij,j->i", self._fine[rows], q).astype(np.float32)
-        scores *= 1 / _SCALE
-        return scores
+    def _fine_in_memory(self, rows: np.ndarray) -> np.ndarray:
+        return self._fine[rows]
 
     def _upsert(
         self, ids: np.ndarray, fine: np.ndarray, codes: np.ndarray, sketch: np.ndarray
@@ -389,7 +387,8 @@ class VectorIndex:
                 # einsum, not BLAS: a threaded gemv stalls when the cores are busy.
                 coarse[start : start + _BATCH] = np.einsum("ij,j->i", block, q)
             rows = rows[np.argpartition(-coarse, rescored - 1)[:rescored]]
-        scores = self._rescore(rows, q)
+        scores = np.einsum("ij,j->i", self._fine_rows(rows), q).astype(np.float32)
+        scores *= 1 / _SCALE
         if len(rows) > k:
             top = np.argpartition(-scores, k - 1)[:k]
             rows, scores = rows[top], scores[top]

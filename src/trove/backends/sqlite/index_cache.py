@@ -1,13 +1,13 @@
 """The vector index, persisted beside the store file: opened in milliseconds, shared.
 
 ``<store>.trove-index/<vector table>.vectors`` holds what :class:`VectorIndex` keeps in
-memory but the store does not (the int8 codes and the sign-bit sketch, rows in id order).
-A process maps them read-only, so every process serving one store shares their pages
-through the OS page cache, and opening it costs reading the vector table's list of ids,
-not the seconds (at 100k chunks) of reading and encoding every vector. The few rows a
-search rescores (k + max(k/2, 32)) are scored from the store's own int16 codes (the
-vector table, one statement a search), not from a second copy here: that copy was 768
-bytes a chunk, 30% of SciFact at rest (docs/benchmarks.md, issue 33).
+memory (int16 and int8 codes and the sign-bit sketch, rows in id order). A process maps
+the ids, int8 codes and sketch read-only, so every process serving one store shares
+their pages through the OS page cache, and opening it costs reading the vector table's
+list of ids, not the seconds (at 100k chunks) of reading and encoding every vector. The
+int16 codes are read (``pread``) for the few rows a search rescores, not mapped: a
+search's rows are anywhere in the file, so a mapping would soon hold every page of them
+in the process's resident memory (768 MB at 1M chunks).
 
 It is a cache: the store file stays the truth, deleting the directory loses nothing, and
 a cache that does not match the file is never used. Why a matching one is right:
@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -38,7 +39,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import apsw
 
 from trove.backends.sqlite.connection import cache_folder
-from trove.backends.sqlite.stored_scores import StoredScores
 from trove.backends.sqlite.vector_codes import decode
 from trove.search.vectors import RowWriter, VectorIndex
 
@@ -56,7 +56,7 @@ else:  # numpy loads where first used: opening a store, stats, keyword search ne
     secrets = LazyModule("secrets")  # with random, hmac and hashlib: for a new cache file
 
 MAGIC = b"TROVEVEC"
-FORMAT = 3  # 2: int8 codes beside the int16 ones; 3: the int16 ones read from the store
+FORMAT = 2  # 2: int8 codes beside the int16 ones
 EPOCH_KEY = "vector_cache_epoch"
 # Past this share of rows gone or new since the save, load from the file instead.
 STALE_SHARE = 0.2
@@ -115,10 +115,9 @@ def load(backend: SQLiteParts, lock: EmbedderLock) -> LayeredIndex | None:
     epoch = backend.get_meta(EPOCH_KEY)
     if epoch is None:
         return None
-    mapped = _read(cache_path(backend.path, lock.table), epoch, lock)
-    if mapped is None:
+    base = _read(cache_path(backend.path, lock.table), epoch, lock)
+    if base is None:
         return None
-    base = _adopt(backend, lock.table, *mapped)
     cached = base.ids()
     stored = vector_ids(backend, lock.table)
     gone = np.setdiff1d(cached, stored, assume_unique=True)
@@ -218,12 +217,14 @@ def _vectors_of(
 
 
 class _Layout:
-    """Offsets of the rotation, ids, int8 codes and sketch, and the file's size."""
+    """Offsets of the rotation, ids, int16 codes, int8 codes and sketch, and the file's
+    size."""
 
     def __init__(self, n: int, dimension: int, words: int, header: int) -> None:
         self.rotation = _aligned(len(MAGIC) + 8 + header)
         self.ids = _aligned(self.rotation + 4 * dimension * dimension)
-        self.codes = _aligned(self.ids + 8 * n)
+        self.fine = _aligned(self.ids + 8 * n)
+        self.codes = _aligned(self.fine + 2 * n * dimension)
         self.sketch = _aligned(self.codes + n * dimension)
         self.size = self.sketch + 8 * words * n
 
@@ -258,8 +259,11 @@ def _write(path: Path, epoch: str, lock: EmbedderLock, index: VectorIndex) -> No
         # Written, not mapped: the pages of a writable mapping would count in this
         # process's resident memory (the whole file, 1.2 GB at 1M chunks) on top of the
         # index being saved.
-        def write(start: int, ids: np.ndarray, codes: np.ndarray, sketch: np.ndarray) -> None:
+        def write(
+            start: int, ids: np.ndarray, fine: np.ndarray, codes: np.ndarray, sketch: np.ndarray
+        ) -> None:
             _write_at(fd, ids.astype(np.int64), at.ids + 8 * start)
+            _write_at(fd, fine, at.fine + 2 * d * start)
             _write_at(fd, codes, at.codes + d * start)
             for word in range(words):  # a line of the sketch per word
                 _write_at(fd, sketch[word], at.sketch + 8 * (word * n + start))
@@ -288,11 +292,8 @@ def _mapped(path: Path, dtype: Any, mode: Any, offset: int, shape: tuple[int, ..
     return np.asarray(np.memmap(path, dtype, mode, offset, shape))
 
 
-def _read(
-    path: Path, epoch: str, lock: EmbedderLock
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """(ids, int8 codes, sketch, rotation) mapped from ``path`` if it is whole and of this
-    epoch and embedder."""
+def _read(path: Path, epoch: str, lock: EmbedderLock) -> VectorIndex | None:
+    """The mapped index in ``path`` if it is whole and of this epoch and embedder."""
     try:
         with path.open("rb") as handle:
             start = handle.read(len(MAGIC) + 8)
@@ -318,27 +319,29 @@ def _read(
         return None
     rotation = np.array(np.memmap(path, np.float32, "r", at.rotation, (d, d)))
     if n == 0:
-        return (
-            np.zeros(0, np.int64),
-            np.zeros((0, d), np.int8),
-            np.zeros((words, 0), np.uint64),
-            rotation,
+        ids, codes = np.zeros(0, np.int64), np.zeros((0, d), np.int8)
+        return VectorIndex.adopt(
+            ids, _Rows(path, 0, d), codes, np.zeros((words, 0), np.uint64), rotation
         )
     ids = _mapped(path, np.int64, "r", at.ids, (n,))
     if n > 1 and not bool(np.all(ids[1:] > ids[:-1])):
         return None
     codes = _mapped(path, np.int8, "r", at.codes, (n, d))
     sketch = _mapped(path, np.uint64, "r", at.sketch, (words, n))
-    return ids, codes, sketch, rotation
+    return VectorIndex.adopt(ids, _Rows(path, at.fine, d), codes, sketch, rotation)
 
 
-def _adopt(
-    backend: SQLiteParts,
-    table: str,
-    ids: np.ndarray,
-    codes: np.ndarray,
-    sketch: np.ndarray,
-    rotation: np.ndarray,
-) -> VectorIndex:
-    rescore = StoredScores(backend, table, ids, rotation)
-    return VectorIndex.adopt(ids, rescore, codes, sketch, rotation)
+class _Rows:
+    """Rows of the file's int16 codes, read by ``pread`` (a search wants a few dozen to
+    a few hundred of them, ~1 us each); the file stays open while the index does, so a
+    file renamed over it by a later save leaves these rows as they were mapped."""
+
+    def __init__(self, path: Path, offset: int, dimension: int) -> None:
+        self._fd = os.open(path, os.O_RDONLY)
+        weakref.finalize(self, os.close, self._fd)
+        self._offset, self._size, self._dimension = offset, 2 * dimension, dimension
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        fd, size, offset = self._fd, self._size, self._offset
+        data = b"".join([os.pread(fd, size, offset + size * row) for row in rows.tolist()])
+        return np.frombuffer(data, np.int16).reshape(len(rows), self._dimension)
