@@ -10,7 +10,11 @@ import statistics
 from collections.abc import Iterator
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# Beside the checkout (/work/main -> /work/shared/data); $TROVE_BENCH_DATA elsewhere
+# (a git worktree one level deeper).
+DATA = Path(
+    os.environ.get("TROVE_BENCH_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
 
 
 def corpus(name: str) -> Iterator[dict[str, str]]:

@@ -1,6 +1,7 @@
 """The agent loop, measured: query variants, cached LLM expansion, live event delivery.
 
     python bench/agent_loop.py [--mode keyword|hybrid] [--skip-quality] [--rounds N]
+                               [--embedder SPEC]
 
 1. nDCG@10 of the plain query vs the query with mechanical variants (no LLM), fused by
    ``search(query, variants=[...])``, on SciFact test and CMRC 2018 dev. Variants: the
@@ -48,16 +49,18 @@ def mechanical_variants(query: str) -> list[str]:
 
 
 @contextmanager
-def loaded(name: str, mode: str) -> Iterator[trove.Store]:
+def loaded(name: str, mode: str, embedder: str | None = None) -> Iterator[trove.Store]:
     """A fresh keyword store of the data set, or for hybrid a copy of the one
     bench/quality.py embedded (bench/.cache/NAME-default.db: embedding SciFact takes half
-    an hour); hits' source ids are the BEIR ids."""
+    an hour), or one embedded now with ``embedder`` (``hash:384``: seconds; for latency,
+    its nDCG means nothing); hits' source ids are the BEIR ids."""
     with tempfile.TemporaryDirectory() as tmp:
         model = ChatModel("canned", base_url=_fake_llm(), timeout=5)
         path = Path(tmp) / "kb.db"
-        if mode == "keyword":
-            with trove.open(path, embedder=None, llm=model) as kb:
+        if mode == "keyword" or embedder is not None:
+            with trove.open(path, embedder=embedder, llm=model) as kb:
                 kb.add_many(_data.documents(name))
+                kb.warm()
                 yield kb
             return
         cached = CACHE / f"{name}-default.db"
@@ -88,8 +91,8 @@ def quality(name: str, split: str, mode: str) -> dict[str, float]:
         return {**result, "queries": len(queries), "with variants": with_variants}
 
 
-def latency(mode: str, rounds: int = 3) -> dict[str, float]:
-    with loaded("scifact", mode) as kb:
+def latency(mode: str, rounds: int = 3, embedder: str | None = None) -> dict[str, float]:
+    with loaded("scifact", mode, embedder) as kb:
         queries = list(_data.queries("scifact", "test").values())
         for text in queries:  # fill the expansion cache: one model call per query
             kb.search(text, mode=mode, expand="llm")
@@ -201,6 +204,7 @@ def main() -> None:
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--rounds", type=int, default=3, help="latency: passes over the queries")
     parser.add_argument("--sets", default="scifact,cmrc2018", help="quality: data sets")
+    parser.add_argument("--embedder", help="hybrid: embed the store now with this embedder")
     args = parser.parse_args()
     print(f"machine: {_data.machine()}; load average {os.getloadavg()[0]:.1f}")
     if not args.skip_quality:
@@ -208,7 +212,8 @@ def main() -> None:
             if name not in args.sets.split(","):
                 continue
             print(f"{name} ({split}, {args.mode}): {_fmt(quality(name, split, args.mode))}")
-    print(f"latency (scifact test, {args.mode}): {_fmt(latency(args.mode, args.rounds))}")
+    timings = latency(args.mode, args.rounds, args.embedder)
+    print(f"latency (scifact test, {args.mode}): {_fmt(timings)}")
     print(f"event delivery commit -> SSE client: {_fmt(event_delivery())}")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 

@@ -48,6 +48,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +77,8 @@ class Material:
     """The real chunks that synthetic ones are made of, split into sentences."""
 
     def __init__(self) -> None:
-        parts = [_vectors.corpus("scifact"), _vectors.corpus("cmrc2018")]
+        with _pool_vectors():
+            parts = [_vectors.corpus("scifact"), _vectors.corpus("cmrc2018")]
         self.titles = [head for c in parts for head in c.chunk_head]
         self.sentences = [
             [s.lstrip("#").strip() for s in _SENTENCE.split(body) if s.strip()]
@@ -112,6 +115,29 @@ class Material:
         mixed += rng.standard_normal(mixed.shape).astype(np.float32) * NOISE
         mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
         return docs, mixed.astype(np.float32)
+
+
+@contextmanager
+def _pool_vectors() -> Iterator[None]:
+    """With TROVE_SCALE_VECTORS=random, the pool's vectors are seeded random unit vectors
+    instead of the default model's (cached in bench/.cache, or embedded once: ~20 min on
+    two busy cores). Query vectors stay the model's. Texts, and so keyword search, are the
+    same either way; semantic latency and recall are measured on random vectors."""
+    if os.environ.get("TROVE_SCALE_VECTORS") != "random":
+        yield
+        return
+    real = _vectors._cached
+
+    def random(path: Path, texts: list[str]) -> np.ndarray:
+        rng = np.random.default_rng([SEED, len(texts)])
+        found = rng.standard_normal((len(texts), _vectors.DIMENSION)).astype(np.float32)
+        return found / np.linalg.norm(found, axis=1, keepdims=True)
+
+    _vectors._cached = random
+    try:
+        yield
+    finally:
+        _vectors._cached = real
 
 
 def _run(sentences: list[str], length: int, rng: np.random.Generator) -> list[str]:

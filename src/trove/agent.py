@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from trove.enrich import with_enrichment
-from trove.errors import InvalidInput, InvalidQuery
+from trove.errors import InvalidInput
 from trove.hits import Hit
 from trove.models import Document
 from trove.search import phrasings
@@ -20,6 +20,7 @@ from trove.search.variants import SearchResults, Variant, clean
 
 if TYPE_CHECKING:
     from trove.parts import Agentive, WithBackend
+    from trove.search.request import SearchRequest
 
 SETTINGS = {"expand": ("off", "llm"), "enrich": ("off", "on")}
 _SETTING_PREFIX = "config."
@@ -61,28 +62,19 @@ def expand_default(store: Agentive) -> int | str:
 
 
 def search_variants(
-    store: Agentive,
-    search: Callable[..., list[Hit]],
-    query: str,
-    variants: Sequence[str] | None,
-    *,
-    llm: bool,
-    limit: int,
-    explain: bool,
-    **options: Any,
+    store: Agentive, search: Callable[[SearchRequest], list[Hit]], request: SearchRequest
 ) -> SearchResults:
-    """Search ``query`` with the caller's variants, plus the LLM's when ``llm``: one
-    search over all the phrasings (search/phrasings.py); ``search`` (the store's plain
-    search) answers when there is no variant to add."""
-    if not isinstance(query, str):
-        raise InvalidQuery("query must be a string")
-    runs = [Variant(text) for text in clean(query, variants)]
+    """Search the request's query with the caller's variants, plus the LLM's when
+    ``request.expand == "llm"``: one search over all the phrasings (search/phrasings.py);
+    ``search`` (the store's plain search) answers when there is no variant to add."""
+    query, limit = request.query, request.limit
+    runs = [Variant(text) for text in clean(query, request.variants)]
     warning = None
     vectors: Mapping[str, Any] = {}
-    if llm:
+    if request.expand == "llm":
         from trove.expansion import expand
 
-        mode = options.get("mode") or ("hybrid" if store.has_embedder else "keyword")
+        mode = request.mode or ("hybrid" if store.has_embedder else "keyword")
         expansion = expand(store, query, semantic=mode != "keyword" and store.has_embedder)
         warning, vectors = expansion.error, expansion.vectors
         taken = {v.query.casefold() for v in runs}
@@ -90,10 +82,10 @@ def search_variants(
     if not query.strip() or limit == 0:
         results = SearchResults()
     elif runs:
-        results = SearchResults(one_pass(store, query, runs, vectors, limit, explain, options))
+        results = SearchResults(one_pass(store, request, runs, vectors))
         results.variants = tuple(v.query for v in runs)
     else:
-        results = SearchResults(search(query, limit=limit, explain=explain, **options))
+        results = SearchResults(search(request))
     if warning is not None:
         results.degraded = "unexpanded"
         results.warning = warning
@@ -106,23 +98,20 @@ _VARIANT_KEYS = ("variant_fusion", "found_by", "found_by_origin", "variants")
 
 def one_pass(
     store: Agentive,
-    query: str,
+    request: SearchRequest,
     runs: Sequence[Variant],
     vectors: Mapping[str, Any],
-    limit: int,
-    explain: bool,
-    options: dict[str, Any],
 ) -> list[Hit]:
     """The phrasings as one search, matching enrichments too when the store has any."""
     explained: dict[str, dict[str, Any]] = {}
 
-    def search(text: str, **rest: Any) -> list[Hit]:
-        hits = phrasings.search(store.hybrid_search, text, runs, vectors, **rest)
+    def search(asked: SearchRequest) -> list[Hit]:
+        hits = phrasings.search(store.hybrid_search, asked, runs, vectors)
         explained.update((h.doc_id, h.explain) for h in hits if h.explain)
         return hits
 
-    found = with_enrichment(store, search)(query, limit=limit, explain=explain, **options)
-    if not explain:
+    found = with_enrichment(store, search)(request)
+    if not request.explain:
         return found
     return [
         replace(hit, explain={**hit.explain, **_variant_info(explained.get(hit.doc_id))})

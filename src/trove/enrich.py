@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from trove.errors import InvalidQuery
 from trove.hits import Hit
@@ -21,7 +21,6 @@ from trove.llm import LLMError, strings
 from trove.models import Chunk
 from trove.search import exact, snippet
 from trove.search.calibration import FLOOR
-from trove.search.filters import Filters
 from trove.search.hybrid import document_hit
 from trove.search.query import parse
 from trove.search.variants import Variant, fuse
@@ -30,6 +29,7 @@ from trove.timeutil import now
 if TYPE_CHECKING:
     from trove.backends.base import Enrichments
     from trove.parts import Agentive, WithBackend
+    from trove.search.request import SearchRequest
 
 SYSTEM = """\
 You index documents for a search engine. Answer with one JSON object and nothing else: \
@@ -119,23 +119,25 @@ def enrich_missing(
             progress(len(batch))
 
 
-def with_enrichment(store: Agentive, search: Callable[..., list[Hit]]) -> Callable[..., list[Hit]]:
+def with_enrichment(
+    store: Agentive, search: Callable[[SearchRequest], list[Hit]]
+) -> Callable[[SearchRequest], list[Hit]]:
     """``search`` that also matches enrichments, when the store has any."""
     rows = enrichments(store)
     if rows is None or not _has_any(store, rows):
         return search
 
-    def both(query: str, **options: Any) -> list[Hit]:
-        limit = options.get("limit", 10)
-        original = search(query, **options)
-        if options.get("mode") == "semantic" or options.get("raw") or not limit:
+    def both(request: SearchRequest) -> list[Hit]:
+        query, limit = request.query, request.limit
+        original = search(request)
+        if request.mode == "semantic" or request.raw or not limit:
             return original
-        found = _enriched(store, rows, query, limit, options)
+        found = _enriched(store, rows, request)
         if not found:
             return [replace(h, provenance="original") for h in original]
         runs = [Variant(query, origin="original"), Variant(query, origin="enriched")]
         fused = fuse(runs, [original, found], limit=limit, explain=True)
-        return [_provenance(h, options.get("explain", False)) for h in fused]
+        return [_provenance(h, request.explain) for h in fused]
 
     return both
 
@@ -155,19 +157,14 @@ def _provenance(hit: Hit, explain: bool) -> Hit:
     return replace(hit, provenance=origin, explain=kept)
 
 
-def _enriched(
-    store: Agentive, rows: Enrichments, query: str, limit: int, options: dict[str, Any]
-) -> list[Hit]:
-    parsed = parse(query)
+def _enriched(store: Agentive, rows: Enrichments, request: SearchRequest) -> list[Hit]:
+    parsed = parse(request.query)
     terms = parsed.words
     if not terms:
         return []
-    asked = exact.phrases(query, parsed)
-    filters = {
-        k: v for k, v in options.items() if k not in ("mode", "limit", "raw", "explain", "expand")
-    }
-    found = rows.search(terms, max(limit * 2, 20))
-    allowed = store.backend.visible([d for d, _, _ in found], Filters.build(**filters), now())
+    asked = exact.phrases(request.query, parsed)
+    found = rows.search(terms, max(request.limit * 2, 20))
+    allowed = store.backend.visible([d for d, _, _ in found], request.filters, now())
     docs = store.backend.get_documents([d for d, _, _ in found if d in allowed])
     hits = []
     for doc_id, score, summary in found:

@@ -86,11 +86,14 @@ def stats(
     data = backend.stats(now(), namespace, session)
     lock = backend.vector_lock()
     vectors = backend.vector_count(namespace, session)
+    missing = max(0, data["chunks"] - vectors)
+    if missing and lock is not None:  # entries kept out of the semantic index lack none
+        missing = max(0, missing - backend.chunks_kept_out(namespace, session))
     return Stats(
         **data,
         embedder=None if lock is None else lock.to_dict(),
         vectors=vectors,
         expansion_cache=expansion.to_dict(),
-        chunks_without_vectors=max(0, data["chunks"] - vectors),
+        chunks_without_vectors=missing,
         keyword_only=vectorizer.keyword_only and lock is None,
     )

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from trove.memory.clusters import Clusters
     from trove.models import Document, Edge, Page, Stats
     from trove.parts import Memos
-    from trove.search import budget, hybrid
+    from trove.search import hybrid, request
     from trove.search.variants import SearchResults
     from trove.workspace import Workspace
     from trove.write import Writer
@@ -50,7 +50,6 @@ else:
 
     agent = LazyModule("trove.agent")
     atomic = LazyModule("trove.memory.atomic")
-    budget = LazyModule("trove.search.budget")
     canonical = LazyModule("trove.memory.canonical")
     chat_models = LazyModule("trove.llm")
     cluster_groups = LazyModule("trove.memory.clusters")
@@ -60,6 +59,7 @@ else:
     lifecycle = LazyModule("trove.memory.lifecycle")
     originals = LazyModule("trove.originals")
     rechunking = LazyModule("trove.rechunk")
+    request = LazyModule("trove.search.request")
     ownership = LazyModule("trove.ingest.ownership")
     store_search = LazyModule("trove.store_search")
     workspace = LazyModule("trove.workspace")
@@ -353,13 +353,12 @@ class Store(store_writes.StoreWrites):
         ``context=N`` adds the N chunks on each side, and ``max_tokens=N`` returns as many
         hits with text as fit in N tokens (see :mod:`trove.search.budget`).
         """
-        expand = agent.expand_default(self) if expand is None else expand
-        if expand != "llm":
-            validate.count(expand, 'expand (or "llm")', 0, validate.MAX_EXPAND, InvalidQuery)
-        budgeted = budget.Options.check(min_score, with_text, context, max_tokens)
-        options: dict[str, Any] = dict(mode=mode, raw=raw, explain=explain, vector=vector)
-        options.update(variants=variants, expand=expand, rerank=rerank, budget=budgeted)
-        found = store_search.found(self, query, limit, options, filters)
+        options: dict[str, Any] = dict(limit=limit, mode=mode, vector=vector, raw=raw)
+        options.update(explain=explain, variants=variants, rerank=rerank, context=context)
+        options.update(min_score=min_score, with_text=with_text, max_tokens=max_tokens)
+        options.update(expand=agent.expand_default(self) if expand is None else expand)
+        asked = request.SearchRequest.build(query, self.has_duplicates(), **options, **filters)
+        found = store_search.found(self, asked)
         if self.record_retrievals:
             for hit in found:
                 self.events.emit_hit("retrieved", hit)

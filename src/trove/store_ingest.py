@@ -83,6 +83,9 @@ class StoreTarget:
 
         originals.attach(self.store, doc_id, original, name, media_type)
 
+    def with_originals(self, doc_ids: Sequence[str]) -> set[str]:
+        return self.backend.with_originals(doc_ids)
+
     def file_states(self, namespace: str, source: str) -> dict[str, FileState]:
         return self.backend.file_states(namespace, source)
 

@@ -211,6 +211,31 @@ def test_cli_loads_into_a_postgresql_store_given_by_url(
         assert kb.stats().documents == 4
 
 
+def test_cli_pairs_check_a_postgresql_store_given_by_url(
+    run, pg_target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with trove.open(pg_target, embedder=None) as kb:
+        kb.add("We dropped Redis for an in-process cache.", source_id="redis.md")
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"query": "drop redis", "expected_doc": "redis.md"}) + "\n")
+    args = ("eval", "--pairs", str(pairs), "--mode", "keyword", "--db", pg_target, "--json")
+    data = json.loads(run(*args).stdout)
+    assert data["recall"] == {"keyword": {"recall@1": 1.0, "recall@5": 1.0, "recall@10": 1.0}}
+    assert not any(tmp_path.rglob("*.db")) and not (tmp_path / "postgresql:").exists()
+
+
+def test_cli_an_unreachable_postgresql_url_is_refused_and_writes_no_file(
+    run, beir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    url = "postgresql://127.0.0.1:1/nowhere"
+    out = run("eval", str(beir), "--mode", "keyword", "--db", url, code=1)
+    assert "cannot connect to PostgreSQL at 127.0.0.1:1, database nowhere" in out.stderr
+    assert "Traceback" not in out.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny"]  # no SQLite file
+
+
 def test_cli_compare(run, beir: Path, tmp_path: Path) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     run("eval", str(beir), "--mode", "keyword", "--save", str(a))

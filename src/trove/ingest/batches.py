@@ -98,6 +98,8 @@ class Batches:
         if self.dry_run:
             for item in batch.items:
                 self._count(item, self._would(item), 0)
+                if item.original is not None or item.original_bytes is not None:
+                    self.report.originals += 1
             return
         for item, result in self._write(self._prepare(batch.items)):
             self.ids_in_use[result.id] = item.source_id
@@ -146,6 +148,8 @@ class Batches:
                 self.store.attach_original(doc_id, *item.original_bytes)
         except TroveError as exc:
             self.report.failed.append((item.rel, f"original not kept: {exc}"))
+            return
+        self.report.originals += 1
 
     def _would(self, item: Item) -> str:
         old = self.known.docs.get(item.source_id)

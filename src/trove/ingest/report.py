@@ -31,6 +31,8 @@ class IngestReport:
     files_read: int = 0
     chunks: int = 0
     links: int = 0
+    # Originals stored in this run (keep_originals), unchanged files' included.
+    originals: int = 0
     seconds: float = 0.0
     dry_run: bool = False
 
@@ -56,17 +58,19 @@ class IngestReport:
             "files_read": self.files_read,
             "chunks": self.chunks,
             "links": self.links,
+            "originals": self.originals,
             "seconds": round(self.seconds, 3),
             "dry_run": self.dry_run,
         }
 
     def summary(self) -> str:
         verb = "would be " if self.dry_run else ""
+        kept = f", {self.originals} {verb}originals kept" if self.originals else ""
         return (
             f"{self.added} {verb}added, {self.updated} {verb}updated, "
             f"{self.unchanged} unchanged, {self.deleted} {verb}deleted, "
             f"{len(self.moved)} {verb}moved, {len(self.skipped)} skipped, "
-            f"{len(self.failed)} failed"
+            f"{len(self.failed)} failed{kept}"
         )
 
 

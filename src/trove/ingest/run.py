@@ -39,6 +39,7 @@ from trove.ingest.files import (
     list_files,
     read_whole,
 )
+from trove.ingest.kept import Missing
 from trove.ingest.known import Known
 from trove.ingest.links import link_attachments, link_notes
 from trove.ingest.parse import Parsed, Parser, default_workers
@@ -87,8 +88,10 @@ def ingest(
     bounds each message or line instead). ``only`` limits the run to these paths
     relative to the folder (what ``trove watch`` saw change); a listed path that no
     longer exists counts as gone. ``force`` reads every file again, even unchanged ones.
-    ``keep_originals`` stores each changed file's bytes
-    with its document (see :mod:`trove.originals`; one copy per distinct content).
+    ``keep_originals`` stores each file's bytes with its document (see
+    :mod:`trove.originals`; one copy per distinct content); an unchanged file stored
+    without them gets them too, its documents neither parsed nor embedded again when
+    the original is the whole file (:mod:`trove.ingest.kept`).
     """
     base = Path(root).expanduser()
     if not base.exists():
@@ -173,6 +176,11 @@ class _Run:
         self.batches = Batches(
             store, self.known, self.report, dry_run=settings.dry_run, progress=self._progress
         )
+        self.missing = (
+            Missing(store, self.known, folder, self.report, dry_run=settings.dry_run)
+            if settings.keep_originals
+            else None
+        )
         self.reread: set[str] = set()  # edited files read again
         self.complete: set[str] = set()  # changed containers read to the end
         self.attachments: list[tuple[str, str]] = []  # (attachment sid, message sid)
@@ -231,7 +239,7 @@ class _Run:
             self._step(entry.rel)
             return
         self.report.files += 1
-        if self._counted(self.changes.same_stat(entry, fmt)):
+        if self._counted(entry.rel, fmt, self.changes.same_stat(entry, fmt)):
             self._step(entry.rel)
             return
         if fmt.stream is not None:
@@ -247,7 +255,7 @@ class _Run:
             return
         self.report.files_read += 1
         digest = hashlib.sha256(data).hexdigest()
-        if self._counted(self.changes.unchanged(entry.rel, fmt, digest)):
+        if self._counted(entry.rel, fmt, self.changes.unchanged(entry.rel, fmt, digest)):
             self._remember(entry.rel, info, digest)
             self._step(entry.rel)
             return
@@ -257,9 +265,12 @@ class _Run:
         for done, parsed in self.parser.ready():
             self._parsed(done, parsed)
 
-    def _counted(self, unchanged: int | None) -> bool:
-        """Count a file's unchanged documents; whether it was unchanged."""
+    def _counted(self, rel: str, fmt: Format, unchanged: int | None) -> bool:
+        """Count a file's unchanged documents; whether it was unchanged (and, when
+        originals are kept, has them: else it is read again for them)."""
         if unchanged is None:
+            return False
+        if self.missing is not None and not self.missing.settled(rel, fmt):
             return False
         self.report.unchanged += unchanged
         return True
@@ -280,7 +291,7 @@ class _Run:
             self._io_problem(entry.rel, exc)
             return
         self.report.files_read += 1
-        if self._counted(self.changes.unchanged(entry.rel, fmt, digest)):
+        if self._counted(entry.rel, fmt, self.changes.unchanged(entry.rel, fmt, digest)):
             self._remember(entry.rel, info, digest)
             self._step(entry.rel)
             return

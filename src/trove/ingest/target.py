@@ -65,6 +65,10 @@ class Target(Protocol):
         """Keep ``original`` as ``doc_id``'s original (see :mod:`trove.originals`)."""
         ...
 
+    def with_originals(self, doc_ids: Sequence[str]) -> set[str]:
+        """Which of these documents have an original kept."""
+        ...
+
     def file_states(self, namespace: str, source: str) -> dict[str, FileState]:
         """What ingest recorded of each file of one source."""
         ...

@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from trove import validate
 from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
 from trove.hits import ChunkHit, Hit, HitDetails
@@ -28,6 +27,8 @@ from trove.timeutil import now
 
 if TYPE_CHECKING:  # only the type: a keyword search starts no thread pool
     from concurrent.futures import Future
+
+    from trove.search.request import SearchRequest
 
 # Hybrid: each retriever contributes its top documents to the fusion.
 FUSION_DEPTH = 200
@@ -105,23 +106,13 @@ class HybridSearch:
         self.pool = pool
         self.inline = inline
 
-    def search(
-        self,
-        query: str,
-        *,
-        mode: str | None = None,
-        limit: int = 10,
-        raw: bool = False,
-        explain: bool = False,
-        **filters: Any,
-    ) -> list[Hit]:
-        """One query, one ranking: ``Store.search`` without variants, vectors or links."""
-        mode = self.resolve_mode(mode)
-        validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
-        where = Filters.build(**filters)
-        validate.string(query, "query", InvalidQuery)
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """One query, one ranking: ``Store.search`` without variants, vectors or links
+        (the request's ``rerank``, ``vector``, ``variants`` and ``expand`` are not read)."""
+        mode = self.resolve_mode(request.mode)
+        query, limit, where = request.query, request.limit, request.filters
         backend = self.parts.backend
-        parsed, dropped = bounded(parse(query, raw=raw), backend.term_counts)
+        parsed, dropped = bounded(parse(query, raw=request.raw), backend.term_counts)
         if not query.strip() or limit == 0 or (parsed.empty and mode == "keyword"):
             return []
         stamp = now()
@@ -140,7 +131,8 @@ class HybridSearch:
         fused = fuse(lists, weights, method=method, limit=limit, adaptive=adaptive)
         asked = exact.phrases(query, parsed)
         info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts, asked)
-        return self.hits(parsed, fused, lists, info, (method, weights, dropped, explain))
+        how = (method, weights, dropped, request.explain)
+        return self.hits(parsed, fused, lists, info, how)
 
     def resolve_mode(self, mode: str | None) -> str:
         """``mode``, or the store's default, checked (search/phrasings.py builds on it)."""

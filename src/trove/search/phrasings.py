@@ -1,16 +1,19 @@
-"""Several phrasings of one query searched as one: the retrieval legs run once over all of
-them, and documents, snippets and calibration once over the fused list, as for a plain
-query.
+"""Several phrasings of one query: each phrasing retrieved, the lists fused, and
+documents, snippets and calibration once over the fused list, as for a plain query.
 
 A plain search spends most of its time after retrieval (documents read, calibration's
 coverage, snippets); searching each variant in full multiplied that by the number of
 phrasings (bench/agent_loop.py). Here:
 
-- keyword: one BM25 ranking over the union of the phrasings' words, each word once.
+- keyword: one BM25 ranking over the union of the phrasings' words, each word once: a
+  document holding one variant's words only is in it, and a document's score sums what
+  each phrasing's words give it (fusion by sum, in one index scan).
   Weighting a word by how many phrasings hold it (FTS5 scores a word given twice twice)
   costs one more index scan per copy, and PostgreSQL counts each lexeme once anyway;
-- semantic: one k-NN search at the mean of the phrasings' vectors (an LLM's variants'
-  vectors come cached with the expansion);
+- semantic: each phrasing searched by meaning (one k-NN search per phrasing's vector;
+  an LLM's variants' vectors come cached with the expansion) and the lists fused, each
+  document once with its best similarity, so a document only one variant is near is
+  found;
 - the two legs fused, calibrated and cut to ``limit`` exactly as
   :meth:`HybridSearch.search` does.
 
@@ -25,9 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from trove import validate
 from trove.embedders.base import Embedder, scripts_of
-from trove.errors import InvalidQuery
 from trove.hits import ChunkHit, Hit
 from trove.search import calibration, deadline
 from trove.search.bounds import MAX_CJK_CHARS, MAX_WORDS, bounded
@@ -40,15 +41,10 @@ from trove.timeutil import now
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from trove.search.request import SearchRequest
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
-
-# The query's vector counts this many times in the phrasings' mean, each variant's once.
-# HyDE weighs them equally; with mechanical variants (bench/agent_loop.py's clauses and
-# longest words) SciFact train hybrid nDCG@10 rose with the query's weight: 0.7303 at 1,
-# 0.7341 at 2, 0.7359 at 4 (the plain query: 0.7365, bench/fusion_grid.py). A variant
-# must still move the search: an LLM's five and its passage are 6 of 10 parts at 4.
-QUERY_WEIGHT = 4.0
 
 
 @dataclass(frozen=True)
@@ -62,22 +58,14 @@ class Phrasing:
 
 def search(
     hybrid: HybridSearch,
-    query: str,
+    request: SearchRequest,
     variants: Sequence[Variant],
     vectors: Mapping[str, Any] | None = None,
-    *,
-    mode: str | None = None,
-    limit: int = 10,
-    raw: bool = False,
-    explain: bool = False,
-    **filters: Any,
 ) -> list[Hit]:
-    """``query`` and its ``variants`` as one ranking (``vectors``: known query vectors of
-    variants, by text)."""
-    mode = hybrid.resolve_mode(mode)
-    validate.count(limit, "limit", 0, validate.MAX_LIMIT, InvalidQuery)
-    where = Filters.build(**filters)
-    validate.string(query, "query", InvalidQuery)
+    """The request's query and its ``variants`` as one ranking (``vectors``: known query
+    vectors of variants, by text)."""
+    mode = hybrid.resolve_mode(request.mode)
+    query, limit, where, raw = request.query, request.limit, request.filters, request.raw
     if not query.strip() or limit == 0:
         return []
     runs = [Variant(query, None, "query"), *variants]
@@ -93,8 +81,8 @@ def search(
     fused = fuse(lists, weights, method=method, limit=limit, adaptive=adaptive)
     info = calibration.query_info(union.words, union.cjk, "cjk" in scripts)
     dropped = tuple(dict.fromkeys(w for p in phrasings for w in p.dropped))
-    hits = hybrid.hits(union, fused, lists, info, (method, weights, dropped, explain))
-    if explain and hits:
+    hits = hybrid.hits(union, fused, lists, info, (method, weights, dropped, request.explain))
+    if request.explain and hits:
         hits = attributed(
             hybrid, hits, phrasings, found, (method, weights, where, "cjk" in scripts)
         )
@@ -134,8 +122,8 @@ def _legs(
     scope: tuple[Filters, int],
     vectors: Mapping[str, Any],
 ) -> tuple[dict[str, list[ChunkHit]], Vectors | None]:
-    """The keyword leg over the union of words and the semantic leg at the phrasings'
-    mean vector (and the phrasings' vectors), the semantic one on the pool while the
+    """The keyword leg over the union of words and the semantic leg over each
+    phrasing's vector, the semantic one on the pool while the
     keyword one ranks, as HybridSearch.both does."""
     where, limit = scope
     used = [name for name, weight in weights.items() if weight > 0]
@@ -145,7 +133,9 @@ def _legs(
     pending = None
     if "semantic" in used and not hybrid.inline():
         semantic = deadline.carried(_semantic)
-        pending = hybrid.pool.submit(semantic, hybrid, phrasings, vectors, where, depth, stamp)
+        pending = hybrid.pool.submit(
+            semantic, hybrid, phrasings, vectors, where, (depth, limit), stamp
+        )
     lists: dict[str, list[ChunkHit]] = {}
     if "keyword" in used:
         backend = hybrid.parts.backend
@@ -155,7 +145,9 @@ def _legs(
     found = None
     if "semantic" in used:
         if pending is None:
-            lists["semantic"], found = _semantic(hybrid, phrasings, vectors, where, depth, stamp)
+            lists["semantic"], found = _semantic(
+                hybrid, phrasings, vectors, where, (depth, limit), stamp
+            )
         else:
             lists["semantic"], found = pending.result()
     return lists, found
@@ -170,25 +162,41 @@ def _semantic(
     phrasings: Sequence[Phrasing],
     vectors: Mapping[str, Any],
     where: Filters,
-    depth: int,
+    depths: tuple[int, int],
     stamp: float,
 ) -> tuple[list[ChunkHit], Vectors | None]:
-    """Documents nearest the mean of the phrasings' unit vectors, as HyDE averages its
-    hypothetical documents with the query: one k-NN search, however many phrasings
-    (searching each and keeping a document's best similarity cost a k-NN search and a
-    filter query per phrasing)."""
+    """Each phrasing's nearest documents (one k-NN search per phrasing with a vector),
+    fused: each document once, with its best similarity to any phrasing and that
+    phrasing's chunk. A document near one variant only is found, which the mean of the
+    phrasings' vectors (searched once before) could miss. Vectors are compared on the
+    same scale (one embedder, unit length), so the best of them is a fair score.
+
+    ``depths``: the query's search is as deep as a plain search's (the fusion normalizes
+    over it), a variant's only ``limit`` deep: what a variant adds is its nearest
+    documents, and a shallow k-NN search costs a third of a deep one (it reads fewer
+    chunk rows)."""
     with deadline.paused():  # the embedder's time is not the search's (deadline.py)
         found = phrasing_vectors(hybrid, phrasings, vectors)
     if found is None:
         return [], None
     lock, rows = found
-    others = [r for r in rows[1:] if r is not None]
-    mean = QUERY_WEIGHT * np.asarray(rows[0], dtype=np.float32)
-    mean += np.sum(others, axis=0, dtype=np.float32) if others else 0.0
-    norm = float(np.linalg.norm(mean))
-    if norm == 0:
-        return [], found
-    return hybrid.parts.backend.vector_search(lock, mean / norm, where, depth, stamp), found
+    backend = hybrid.parts.backend
+    depth, shallow = depths
+    best: dict[str, ChunkHit] = {}
+    for index, row in enumerate(rows):
+        if row is None:
+            continue
+        vector = np.asarray(row, dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        if norm == 0:
+            continue
+        wanted = depth if index == 0 else min(depth, shallow)
+        for hit in backend.vector_search(lock, vector / norm, where, wanted, stamp):
+            kept = best.get(hit.doc_id)
+            if kept is None or hit.score > kept.score:
+                best[hit.doc_id] = hit
+    fused = sorted(best.values(), key=lambda h: (-h.score, h.doc_id))[:depth]
+    return fused, found
 
 
 def phrasing_vectors(

@@ -14,7 +14,12 @@ import trove
 from trove import StoreError
 from trove.backends.sqlite import bulk
 from trove.backends.sqlite.chunk_text import word_index_problems
-from trove.backends.sqlite.connection import READ_CACHE_KB, WRITE_CACHE_KB
+from trove.backends.sqlite.connection import (
+    BULK_CHECKPOINT_PAGES,
+    CHECKPOINT_PAGES,
+    READ_CACHE_KB,
+    WRITE_CACHE_KB,
+)
 from trove.backends.sqlite.events import written_trigger_sql
 from trove.backends.sqlite.schema import LATEST_VERSION
 from trove.backends.sqlite.stats import added_trigger_sql
@@ -211,3 +216,31 @@ def test_a_write_transaction_has_the_large_page_cache_and_gives_it_back(tmp_path
         assert cache() == -READ_CACHE_KB
         kb.add_many([{"text": f"document {i}"} for i in range(3)])
         assert cache() == -READ_CACHE_KB
+
+
+def test_a_bulk_write_checkpoints_its_log_late_and_leaves_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between a bulk write's batches the log is checkpointed only past the bulk mark (the
+    # same index pages are rewritten batch after batch); once the write ends, the log is
+    # folded into the file and later writes checkpoint at the ordinary mark again.
+    from trove.backends.sqlite import documents
+
+    marks: list[int] = []
+    original = documents.put_many
+
+    def spy(conn: Any, *args: Any) -> Any:
+        marks.append(conn.execute("PRAGMA wal_autocheckpoint")[0][0])
+        return original(conn, *args)
+
+    monkeypatch.setattr(documents, "put_many", spy)
+    path = tmp_path / "kb.db"
+    with trove.open(path, embedder=None) as kb:
+        assert _conn(kb).execute("PRAGMA wal_autocheckpoint") == [(CHECKPOINT_PAGES,)]
+        kb.add_many([{"text": f"note {i} about alpha"} for i in range(30)], batch_size=10)
+        assert marks == [BULK_CHECKPOINT_PAGES] * 3
+        assert _conn(kb).execute("PRAGMA wal_autocheckpoint") == [(CHECKPOINT_PAGES,)]
+        assert Path(f"{path}-wal").stat().st_size == 0  # folded: the store is its file
+        kb.add("one more note")
+        assert kb.stats().documents == 31
+        assert_in_step(kb)

@@ -8,7 +8,7 @@ everything else, dumped with ``pg_dump -n schema``, no ``lo_unlink`` to forget.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO
 
 from trove.backends.postgres.connection import Connected
@@ -92,6 +92,11 @@ class OriginalStorage(Connected):
                 return
             yield bytes(row[0])
             idx += 1
+
+    def with_originals(self, doc_ids: Sequence[str]) -> set[str]:
+        """Which of these documents have an original (one statement)."""
+        sql = "SELECT doc_id FROM document_original WHERE doc_id = ANY(%s)"
+        return {str(row[0]) for row in self.rows(sql, (list(doc_ids),))}
 
     def original_hashes(self) -> dict[str, int]:
         return {str(h): int(s) for h, s in self.rows("SELECT hash, size FROM original_blob")}

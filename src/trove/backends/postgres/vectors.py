@@ -182,11 +182,18 @@ class VectorStorage(Connected):
         self, table: str, *, batch: int = 256
     ) -> Iterator[list[tuple[int, str, str]]]:
         """Batches of (chunk id, head, text) that have no vector in ``table``, of documents
-        the semantic index holds (an entry kept out of it is never given one)."""
+        the semantic index holds (an entry kept out of it is never given one). For an entry
+        under entry control, head and text are what its vector is made of when written
+        (its title and ``semantic_text``, else its text), not its keyword chunk's."""
+        controlled = (
+            "(d.indexed = 'semantic' OR d.keyword_text IS NOT NULL OR d.semantic_text IS NOT NULL)"
+        )
         query = sql.SQL(
-            "SELECT c.id, c.head, c.text FROM chunk c WHERE c.id > %s AND NOT EXISTS "
-            "(SELECT 1 FROM {} v WHERE v.chunk_id = c.id) AND EXISTS (SELECT 1 FROM document d "
-            "WHERE d.id = c.doc_id AND d.indexed IN ('both', 'semantic')) ORDER BY c.id LIMIT %s"
+            "SELECT c.id, CASE WHEN " + controlled + " THEN d.title ELSE c.head END, "
+            "CASE WHEN " + controlled + " THEN coalesce(d.semantic_text, d.text) ELSE c.text END "
+            "FROM chunk c JOIN document d ON d.id = c.doc_id WHERE c.id > %s "
+            "AND d.indexed IN ('both', 'semantic') AND NOT EXISTS "
+            "(SELECT 1 FROM {} v WHERE v.chunk_id = c.id) ORDER BY c.id LIMIT %s"
         ).format(sql.Identifier(checked_table(table)))
         after = 0
         while True:
@@ -198,6 +205,18 @@ class VectorStorage(Connected):
                 return
             yield rows
             after = rows[-1][0]
+
+    def chunks_kept_out(self, namespace: str | None = None, session: str | None = None) -> int:
+        """Chunks of entries kept out of the semantic index (``index`` keyword), which are
+        never given a vector; scoped as :meth:`vector_count`."""
+        row = self.one(
+            "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "
+            "WHERE d.indexed NOT IN ('both', 'semantic') "
+            "AND (%(ns)s::text IS NULL OR d.namespace = %(ns)s::text) "
+            "AND (%(s)s::text IS NULL OR d.scope <> 'session' OR d.session_id = %(s)s::text)",
+            {"ns": namespace, "s": session},
+        )
+        return int(row[0]) if row else 0
 
     def vector_count(self, namespace: str | None = None, session: str | None = None) -> int:
         """Stored vectors; of one namespace's (and session's) documents, as stats counts."""

@@ -18,9 +18,11 @@ import apsw
 from trove.backends.listing import Listing
 from trove.backends.sqlite.clusters import ClusterStorage
 from trove.backends.sqlite.connection import (
+    CHECKPOINT_PAGES,
     READ_CACHE_KB,
     UNWRITABLE,
     WRITE_CACHE_KB,
+    checkpoint_every,
     fold_log,
     open_connection,
     set_cache,
@@ -141,6 +143,7 @@ class SQLiteBackend(
         """Take the write-ahead log into the file and empty it: after a bulk write, and
         at close, so a store at rest is its file (see :func:`connection.fold_log`)."""
         if not self.memory and not self.conn.read_only:
+            checkpoint_every(self.conn, CHECKPOINT_PAGES)  # a bulk write's mark ends here
             fold_log(self.conn, self.path, self._busy_timeout_ms)
 
     def warm(self) -> None:

@@ -166,6 +166,17 @@ FOLD_WAIT_MS = 200
 # A log that a checkpoint has emptied is cut back to this size when writing starts over at
 # its head: without a limit it keeps the size of its largest burst of writes for good.
 LOG_LIMIT_BYTES = 4 * 2**20
+# A checkpoint every ~40 MB of log rather than SQLite's 4 MB: a batch write into a large
+# store rewrites the same index pages commit after commit, and a checkpoint copies each page
+# once however many commits wrote it (a fifth of such a commit).
+CHECKPOINT_PAGES = 10_000
+# While a bulk write runs (bulk.py's batches, until the backend folds the log at its end),
+# every ~256 MB: into 1M chunks a batch of 1,000 documents logs ~5,400 pages (random keys:
+# each document's rows land on their own pages of four indexes), so at 10,000 a checkpoint
+# ran every other batch and copied pages that the next batches dirtied again (wall 3,300-
+# 3,800 -> 4,500-4,900 chunks/s, docs/benchmarks.md "Bulk writes"). The log may grow to
+# this size during a bulk write; the fold at its end empties it.
+BULK_CHECKPOINT_PAGES = 65_536
 
 
 def open_connection(
@@ -194,10 +205,7 @@ def open_connection(
         use_wal(conn, path, busy_timeout_ms)
         conn.execute("PRAGMA synchronous = NORMAL")
         set_cache(conn, READ_CACHE_KB)
-        # A checkpoint every ~40 MB of log rather than SQLite's 4 MB: a batch write into a
-        # large store rewrites the same index pages commit after commit, and a checkpoint
-        # copies each page once however many commits wrote it (a fifth of such a commit).
-        conn.execute("PRAGMA wal_autocheckpoint = 10000")
+        checkpoint_every(conn, CHECKPOINT_PAGES)
         conn.execute(f"PRAGMA journal_size_limit = {LOG_LIMIT_BYTES}")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn, version
@@ -262,6 +270,11 @@ def fold_log(conn: SerializedConnection, path: str, busy_timeout_ms: int) -> Non
             pass
         finally:
             conn.raw.set_busy_timeout(busy_timeout_ms)
+
+
+def checkpoint_every(conn: SerializedConnection, pages: int) -> None:
+    """Checkpoint the log at the first commit that leaves it ``pages`` long or more."""
+    conn.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
 
 
 def set_cache(conn: SerializedConnection, kib: int) -> None:

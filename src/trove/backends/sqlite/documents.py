@@ -16,7 +16,7 @@ from trove.backends.rows import (
 )
 from trove.backends.sqlite.bulk import insert_chunks, put_many, upsert_sql, write_documents
 from trove.backends.sqlite.chunk_text import TEXT_OF_C
-from trove.backends.sqlite.connection import Connected
+from trove.backends.sqlite.connection import BULK_CHECKPOINT_PAGES, Connected, checkpoint_every
 from trove.backends.sqlite.vector_codes import decode
 from trove.models import DOCUMENT_FIELDS, Chunk, Document, assemble
 from trove.timeutil import to_epoch, to_iso
@@ -90,6 +90,8 @@ class DocumentStorage(Connected):
     def put_many(self, writes: Sequence[DocumentWrite]) -> tuple[list[int], list[int]]:
         """:meth:`put_document` and :meth:`replace_chunks` for a batch, in a few
         statements (bulk.py); returns (old chunk ids, new chunk ids)."""
+        if not self.memory:  # until the caller folds the log (connection.py)
+            checkpoint_every(self.conn, BULK_CHECKPOINT_PAGES)
         with self.transaction():
             dropped, ids = put_many(self.conn, writes, DOC_COLUMNS, _row)
             self._index_changes.chunks(dropped, ids)

@@ -8,7 +8,7 @@ which document holds which, and triggers drop a blob with its last reference.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
 import apsw
@@ -118,6 +118,16 @@ class OriginalStorage(Connected):
                 return
             offset += len(data)
             yield data
+
+    def with_originals(self, doc_ids: Sequence[str]) -> set[str]:
+        """Which of these documents have an original (500 ids a statement)."""
+        found: set[str] = set()
+        for start in range(0, len(doc_ids), 500):
+            part = tuple(doc_ids[start : start + 500])
+            marks = ", ".join("?" * len(part))
+            sql = f"SELECT doc_id FROM document_original WHERE doc_id IN ({marks})"
+            found.update(str(row[0]) for row in self.conn.execute(sql, part))
+        return found
 
     def original_hashes(self) -> dict[str, int]:
         """Every stored blob's hash and size (for checks and tests)."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from trove.backends.base import EmbedderLock
-from trove.backends.sqlite.chunk_text import TEXT_OF_C
+from trove.backends.sqlite.chunk_text import TEXT_OF_C_D
 from trove.backends.sqlite.connection import Connected
 from trove.backends.sqlite.vector_codes import (
     TABLE,
@@ -54,6 +54,13 @@ def loadable_path() -> str:
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("No module named 'sqlite_vec'", name="sqlite_vec")
     return os.path.join(spec.submodule_search_locations[0], "vec0")
+
+
+# An entry under entry control (memory/entry.py ``controlled``) of the semantic index: its
+# one chunk's vector is made of its title and semantic_text, not of the chunk's text.
+_CONTROLLED = (
+    "(d.indexed = 'semantic' OR d.keyword_text IS NOT NULL OR d.semantic_text IS NOT NULL)"
+)
 
 
 class VectorStorage(Connected):
@@ -179,16 +186,19 @@ class VectorStorage(Connected):
     ) -> Iterator[list[tuple[int, str, str]]]:
         """Batches of (chunk id, head, text) that have no vector in ``table``, of documents
         the semantic index holds (an entry kept out of it, ``index`` none or keyword, is
-        never given one: reembed and import would make it findable)."""
+        never given one: reembed and import would make it findable). For an entry under
+        entry control, head and text are what its vector is made of when written (its
+        title and ``semantic_text``, else its text), not its keyword chunk's."""
         after = 0
         while True:
             rows = [
                 (int(cid), str(head), str(text))
                 for cid, head, text in self.conn.execute(
-                    f"SELECT c.id, c.head, {TEXT_OF_C} FROM chunk c WHERE c.id > ? AND NOT EXISTS "
-                    f"(SELECT 1 FROM {table} v WHERE v.id = c.id) AND EXISTS (SELECT 1 "
-                    "FROM document d WHERE d.id = c.doc_id AND d.indexed IN ('both', 'semantic'))"
-                    " ORDER BY c.id LIMIT ?",
+                    f"SELECT c.id, CASE WHEN {_CONTROLLED} THEN d.title ELSE c.head END, "
+                    f"CASE WHEN {_CONTROLLED} THEN coalesce(d.semantic_text, d.text) "
+                    f"ELSE {TEXT_OF_C_D} END FROM chunk c JOIN document d ON d.id = c.doc_id "
+                    f"WHERE c.id > ? AND d.indexed IN ('both', 'semantic') AND NOT EXISTS "
+                    f"(SELECT 1 FROM {table} v WHERE v.id = c.id) ORDER BY c.id LIMIT ?",
                     (after, batch),
                 )
             ]
@@ -219,6 +229,16 @@ class VectorStorage(Connected):
             "WHERE (?1 IS NULL OR d.namespace = ?1) "
             "AND (?2 IS NULL OR d.scope != 'session' OR d.session_id = ?2) "
             f"AND EXISTS (SELECT 1 FROM {lock.table} v WHERE v.id = c.id)"
+        )
+        return int(self.conn.execute(sql, (namespace, session))[0][0])
+
+    def chunks_kept_out(self, namespace: str | None = None, session: str | None = None) -> int:
+        """Chunks of entries kept out of the semantic index (``index`` keyword), which are
+        never given a vector; scoped as :meth:`vector_count`."""
+        sql = (
+            "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "
+            "WHERE d.indexed NOT IN ('both', 'semantic') AND (?1 IS NULL OR d.namespace = ?1) "
+            "AND (?2 IS NULL OR d.scope != 'session' OR d.session_id = ?2)"
         )
         return int(self.conn.execute(sql, (namespace, session))[0][0])
 

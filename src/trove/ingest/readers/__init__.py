@@ -44,6 +44,8 @@ class Format:
     verbatim: bool = False
     # Parsing costs far more than reading: worth a worker process when there are many.
     heavy: bool = False
+    # Its keyed documents keep bytes of their own as originals (a message, an attachment).
+    record_originals: bool = False
 
 
 FORMATS = (
@@ -51,8 +53,8 @@ FORMATS = (
     Format("text", (".txt", ".text"), read=read_text, verbatim=True),
     Format("html", (".html", ".htm", ".xhtml"), read=read_html, heavy=True),
     Format("pdf", (".pdf",), read=read_pdf, heavy=True),
-    Format("email", (".eml",), read=read_eml, heavy=True),
-    Format("mbox", (".mbox",), stream=read_mbox, container=True),
+    Format("email", (".eml",), read=read_eml, heavy=True, record_originals=True),
+    Format("mbox", (".mbox",), stream=read_mbox, container=True, record_originals=True),
     Format("jsonl", (".jsonl", ".ndjson"), stream=read_jsonl, container=True),
     Format("json", (".json",), read=read_json, container=True),
 )

@@ -114,7 +114,10 @@ def _library_options(options: dict[str, Any]) -> dict[str, Any]:
 @click.option(
     "--keep-originals",
     is_flag=True,
-    help="Store each file's bytes with its document (trove get ID --original).",
+    help=(
+        "Store each file's bytes with its document (trove get ID --original), "
+        "unchanged files' too when they have none."
+    ),
 )
 @json_option
 @click.pass_context

@@ -99,6 +99,8 @@ class SearchBody(_Body):
     )
     vector: list[float] | None = Field(None, description="Your own query embedding.")
     cluster: str | None = Field(None, description="Only members of this cluster.")
+    entities: list[str] | None = Field(None, description="Hits are about all of these.")
+    min_importance: float | None = Field(None, description="Importance at least.")
     min_confidence: float | None = Field(None, ge=0, le=1, description="Confidence at least.")
     max_compression: int | None = Field(
         None, ge=0, description="Only items at most this summarised (0: not yet)."
@@ -112,6 +114,12 @@ class SearchBody(_Body):
     max_tokens: int | None = Field(
         None, ge=1, description="As many hits with text as fit in this many tokens."
     )
+
+    def arguments(self) -> tuple[str, dict[str, Any]]:
+        """The query and the options for ``Workspace.search``: the fields sent, each under
+        its :class:`~trove.search.request.SearchRequest` name (the field's own)."""
+        options = self.model_dump(exclude_unset=True)
+        return options.pop("query", ""), options
 
 
 class LinkBody(_Body):

@@ -26,9 +26,9 @@ def add_read_routes(app: FastAPI, workspaces: Workspaces) -> None:
     )
     def search(body: SearchBody, who: Auth) -> dict[str, Any]:
         """Best documents first; filters narrow, `expand` follows links."""
-        options = body.model_dump(exclude_unset=True)
+        query, options = body.arguments()
         with workspaces.read(who.rights, who.session) as ws:
-            hits = ws.search(options.pop("query", ""), **options)
+            hits = ws.search(query, **options)
         return {"hits": [hit.to_dict() for hit in hits], **getattr(hits, "meta", dict)()}
 
     @app.get(

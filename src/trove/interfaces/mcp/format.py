@@ -20,6 +20,16 @@ def given(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def search_options(max_result_tokens: int, **arguments: Any) -> dict[str, Any]:
+    """knowledge_search's arguments (but the query) as ``Workspace.search``'s options, each
+    under its :class:`~trove.search.request.SearchRequest` name (the argument's own): the
+    ones left out take the library's default, and the token budget is capped at the
+    server's."""
+    options = given(**arguments)
+    options["max_tokens"] = min(options["max_tokens"], max_result_tokens)
+    return options
+
+
 def compact(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v not in ("", None, [], {}, ())}
 

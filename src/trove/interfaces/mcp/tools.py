@@ -21,7 +21,14 @@ from pydantic import Field
 from trove.interfaces import clusters as cluster_ops
 from trove.interfaces.config import ServerConfig
 from trove.interfaces.mcp.callers import Callers
-from trove.interfaces.mcp.format import MCP_TOKENS, document, given, preview, search_reply
+from trove.interfaces.mcp.format import (
+    MCP_TOKENS,
+    document,
+    given,
+    preview,
+    search_options,
+    search_reply,
+)
 from trove.interfaces.mcp.params import (
     AboutEntities,
     Around,
@@ -171,10 +178,11 @@ class KnowledgeTools:
         below min_score (default 0.3) are left out and the text fits in max_tokens
         (default 2000). knowledge_get reads one in full. You can expand a query yourself:
         pass rephrasings in variants."""
-        options = given(
+        options = search_options(
+            self.config.max_result_tokens,
             variants=variants,
             min_score=min_score,
-            max_tokens=min(max_tokens, self.config.max_result_tokens),
+            max_tokens=max_tokens,
             context=context,
             limit=limit,
             tags=tags,
@@ -194,8 +202,8 @@ class KnowledgeTools:
             min_confidence=min_confidence,
             max_compression=max_compression,
             vector=vector,
+            collapse_duplicates=collapse_duplicates,
         )
-        options["collapse_duplicates"] = collapse_duplicates
         with self._workspace(ctx) as ws:
             hits = ws.search(query, **options)
         return search_reply(hits, max_tokens, self.config.max_result_tokens)
