@@ -52,6 +52,7 @@ _OVERSAMPLE = 100  # candidates rescored per result asked for, up to the first _
 _DEEP, _DEEP_OVERSAMPLE = 50, 25  # ... and per result past them (hybrid asks for ~600)
 _FRACTION = 128  # ... and at least 1/_FRACTION of the eligible rows: recall falls as rows grow
 _BATCH = 16_384  # rows encoded, moved or scored at a time: bounds temporary memory
+_PRODUCT = 2_048  # rows scored at a time for several queries
 _SCAN = 65_536  # sketches compared at a time
 _SAMPLE, _SAMPLE_MIN = 16, 4_096  # a nearest-sketch cut is estimated from every 16th row
 _MIN_DEAD = 1_024  # compact once this many rows, and a quarter of all rows, are dead
@@ -219,13 +220,10 @@ class VectorIndex:
             raise InvalidInput(f"queries must have shape ({len(ks)}, {self.dimension})")
         prepared = [self._query(q) for q in queries]
         with self._lock.read():
-            rows = [
-                self._candidates(q_sketch, None, k) if k > 0 else np.zeros(0, np.int64)
-                for (_, q_sketch), k in zip(prepared, ks, strict=True)
-            ]
+            rows = [self._candidates(s, None, k) for (_, s), k in zip(prepared, ks, strict=True)]
             coarse = self._coarse_many(rows, np.stack([q for q, _ in prepared]), ks)
             found = zip(rows, prepared, ks, coarse, strict=True)
-            return [self._best(r, q, k, c) for r, (q, _), k, c in found]  # k 0: no rows
+            return [self._best(r, q, k, c) for r, (q, _), k, c in found]
 
     # -- internals: callers hold the lock, but for _encode ----------------------------------
 
@@ -389,8 +387,7 @@ class VectorIndex:
         return q, _pack_signs(q[None, :] > 0, self._words)[:, 0]
 
     def _candidates(self, q_sketch: np.ndarray, rows: np.ndarray | None, k: int) -> np.ndarray:
-        """The rows a search for k scores: every eligible row (all live ones, or ``rows``)
-        when they are few, else those whose sketches are nearest the query's."""
+        """Rows a search for k scores: all eligible ones if few, else the nearest sketches."""
         eligible = self._live if rows is None else len(rows)
         # Deep windows need fewer candidates a result (100k rows, k=600: 100x rescored 60%
         # of the index; 25x past the first 50 keeps recall@600 close to exact).
@@ -409,13 +406,16 @@ class VectorIndex:
         needed = [len(r) > k + max(k // 2, _RESCORE_MIN) for r, k in zip(rows, ks, strict=True)]
         if not any(needed):
             return [None] * len(rows)
-        union = np.unique(np.concatenate([r for r, n in zip(rows, needed, strict=True) if n]))
+        at = np.full(self._n, -1, np.int64)  # row -> its line in the union (not np.unique)
+        at[np.concatenate([r for r, n in zip(rows, needed, strict=True) if n])] = 0
+        union = np.flatnonzero(at == 0)
+        at[union] = np.arange(len(union))
         scores = np.empty((len(union), len(queries)), np.float32)
-        for start in range(0, len(union), _BATCH):
-            block = self._codes[union[start : start + _BATCH]]
-            scores[start : start + _BATCH] = np.einsum("ij,kj->ik", block, queries)
+        for start in range(0, len(union), _PRODUCT):  # float32 blocks in cache; no BLAS
+            block = self._codes[union[start : start + _PRODUCT]].astype(np.float32)
+            scores[start : start + _PRODUCT] = np.einsum("ij,kj->ik", block, queries)
         return [
-            scores[np.searchsorted(union, r), i] if n else None
+            scores[at[r], i] if n else None
             for i, (r, n) in enumerate(zip(rows, needed, strict=True))
         ]
 
