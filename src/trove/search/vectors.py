@@ -52,7 +52,7 @@ _OVERSAMPLE = 100  # candidates rescored per result asked for, up to the first _
 _DEEP, _DEEP_OVERSAMPLE = 50, 25  # ... and per result past them (hybrid asks for ~600)
 _FRACTION = 128  # ... and at least 1/_FRACTION of the eligible rows: recall falls as rows grow
 _BATCH = 16_384  # rows encoded, moved or scored at a time: bounds temporary memory
-_PRODUCT = 2_048  # rows scored at a time for several queries
+_SERIAL = 262_144  # multiply-adds a product OpenBLAS runs on one thread (see _coarse_many)
 _SCAN = 65_536  # sketches compared at a time
 _SAMPLE, _SAMPLE_MIN = 16, 4_096  # a nearest-sketch cut is estimated from every 16th row
 _MIN_DEAD = 1_024  # compact once this many rows, and a quarter of all rows, are dead
@@ -215,8 +215,7 @@ class VectorIndex:
         """:meth:`search` of each of ``queries`` (``ks[i]`` nearest ``queries[i]``), but the
         int8 codes of the rows any query scores are read once, for all of them (one
         matrix product): phrasings of one query cost little more than one."""
-        queries = np.asarray(queries, dtype=np.float32)
-        if queries.ndim != 2 or len(queries) != len(ks):
+        if np.ndim(queries) != 2 or len(queries) != len(ks):
             raise InvalidInput(f"queries must have shape ({len(ks)}, {self.dimension})")
         prepared = [self._query(q) for q in queries]
         with self._lock.read():
@@ -401,8 +400,8 @@ class VectorIndex:
     def _coarse_many(
         self, rows: Sequence[np.ndarray], queries: np.ndarray, ks: Sequence[int]
     ) -> list[np.ndarray | None]:
-        """Each query's int8 scores of its ``rows`` (None where :meth:`_best` needs none):
-        one product of the union of those rows' codes with every query."""
+        """Each query's int8 scores of its ``rows`` (None where :meth:`_best` needs none), in
+        float32 products small enough for one BLAS thread (3x einsum; a threaded one stalled)."""
         needed = [len(r) > k + max(k // 2, _RESCORE_MIN) for r, k in zip(rows, ks, strict=True)]
         if not any(needed):
             return [None] * len(rows)
@@ -411,9 +410,10 @@ class VectorIndex:
         union = np.flatnonzero(at == 0)
         at[union] = np.arange(len(union))
         scores = np.empty((len(union), len(queries)), np.float32)
-        for start in range(0, len(union), _PRODUCT):  # float32 blocks in cache; no BLAS
-            block = self._codes[union[start : start + _PRODUCT]].astype(np.float32)
-            scores[start : start + _PRODUCT] = np.einsum("ij,kj->ik", block, queries)
+        step = max(1, _SERIAL // (len(queries) * self.dimension))
+        for start in range(0, len(union), step):
+            block = self._codes[union[start : start + step]].astype(np.float32)
+            scores[start : start + step] = block @ queries.T
         return [
             scores[at[r], i] if n else None
             for i, (r, n) in enumerate(zip(rows, needed, strict=True))

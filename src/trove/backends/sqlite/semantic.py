@@ -76,6 +76,8 @@ def _search_many(
     """Each query's ``ks[i]`` nearest chunks, in one pass of each layer of the index: a
     cached index is a mapped base and an overlay of later rows, merged per query as
     LayeredIndex.search merges them (kept here while index_cache.py is rewritten)."""
+    if len(ks) == 1:  # a plain query: one search
+        return [index.search(queries[0], ks[0])]
     if not isinstance(index, sqlite_index_cache.LayeredIndex):
         return index.search_many(queries, ks)
     found = index.base.search_many(queries, ks)
