@@ -405,19 +405,19 @@ class VectorIndex:
         needed = [len(r) > k + max(k // 2, _RESCORE_MIN) for r, k in zip(rows, ks, strict=True)]
         if not any(needed):
             return [None] * len(rows)
-        at = np.full(self._n, -1, np.int64)  # row -> its line in the union (not np.unique)
-        at[np.concatenate([r for r, n in zip(rows, needed, strict=True) if n])] = 0
-        union = np.flatnonzero(at == 0)
-        at[union] = np.arange(len(union))
+        line = np.full(self._n, -1, np.int64)  # row -> its line in the union (not np.unique)
+        line[np.concatenate([r for r, n in zip(rows, needed, strict=True) if n])] = 0
+        union = np.flatnonzero(line == 0)
+        line[union] = np.arange(len(union))
         scores = np.empty((len(union), len(queries)), np.float32)
-        step = max(1, _SERIAL // (len(queries) * self.dimension))
-        for start in range(0, len(union), step):
-            block = self._codes[union[start : start + step]].astype(np.float32)
-            scores[start : start + step] = block @ queries.T
-        return [
-            scores[at[r], i] if n else None
-            for i, (r, n) in enumerate(zip(rows, needed, strict=True))
-        ]
+        step, q = max(1, _SERIAL // (len(queries) * self.dimension)), queries.T
+        for start in range(0, len(union), _SCAN // 32):  # converted 2,048 rows at a time
+            block = self._codes[union[start : start + _SCAN // 32]].astype(np.float32)
+            out = scores[start : start + len(block)]
+            for i in range(0, len(block), step):
+                np.matmul(block[i : i + step], q, out=out[i : i + step])
+        found = zip(rows, needed, strict=True)
+        return [scores[line[r], i] if n else None for i, (r, n) in enumerate(found)]
 
     def _best(
         self, rows: np.ndarray, q: np.ndarray, k: int, coarse: np.ndarray | None = None
