@@ -125,19 +125,25 @@ def test_hybrid_variants_search_each_phrasing_by_meaning(
     kb = trove.open(":memory:", embedder="hash:64")
     kb.add("We picked SQLite for the local cache of embeddings.", source_id="c")
     kb.add("The standup moved to ten o'clock on Mondays.", source_id="s")
-    searched = []
-    vector_search = kb.backend.vector_search
+    searched, passes = [], []
+    vector_search, vector_search_many = kb.backend.vector_search, kb.backend.vector_search_many
 
     def counted(lock, vector, *args, **kwargs):  # type: ignore[no-untyped-def]
         searched.append(vector)
         return vector_search(lock, vector, *args, **kwargs)
 
+    def counted_many(lock, vectors, *args, **kwargs):  # type: ignore[no-untyped-def]
+        passes.append(len(vectors))
+        return vector_search_many(lock, vectors, *args, **kwargs)
+
     monkeypatch.setattr(kb.backend, "vector_search", counted)
+    monkeypatch.setattr(kb.backend, "vector_search_many", counted_many)
     hits = kb.search("sqlite", variants=["local cache", "embeddings"], mode="hybrid")
     assert hits[0].source_id == "c"
-    assert len(searched) == 3  # one k-NN search per phrasing, the lists fused
+    # Each phrasing's own k-NN results, all three in one pass of the index.
+    assert passes == [3] and searched == []
     hits = kb.search("sqlite", variants=["local cache", "embeddings"], explain=True)
-    assert len(searched) == 3 + 3 + 3  # explain: each phrasing alone as well
+    assert passes == [3, 3] and len(searched) == 3  # explain: each phrasing alone as well
     assert hits[0].explain is not None and len(hits[0].explain["variants"]) == 3
 
 

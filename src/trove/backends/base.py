@@ -145,6 +145,14 @@ class Backend(Protocol):
     def vector_search(
         self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
     ) -> list[ChunkHit]: ...
+    def vector_search_many(
+        self,
+        lock: EmbedderLock,
+        queries: np.ndarray,
+        filters: Filters,
+        limits: Sequence[int],
+        now: float,
+    ) -> list[list[ChunkHit]]: ...
 
 
 @runtime_checkable

@@ -10,10 +10,10 @@ phrasings (bench/agent_loop.py). Here:
   each phrasing's words give it (fusion by sum, in one index scan).
   Weighting a word by how many phrasings hold it (FTS5 scores a word given twice twice)
   costs one more index scan per copy, and PostgreSQL counts each lexeme once anyway;
-- semantic: each phrasing searched by meaning (one k-NN search per phrasing's vector;
-  an LLM's variants' vectors come cached with the expansion) and the lists fused, each
-  document once with its best similarity, so a document only one variant is near is
-  found;
+- semantic: each phrasing searched by meaning (its own k-NN results, all phrasings'
+  vectors in one pass of the vector index; an LLM's variants' vectors come cached with
+  the expansion) and the lists fused, each document once with its best similarity, so
+  a document only one variant is near is found;
 - the two legs fused, calibrated and cut to ``limit`` exactly as
   :meth:`HybridSearch.search` does.
 
@@ -165,11 +165,12 @@ def _semantic(
     depths: tuple[int, int],
     stamp: float,
 ) -> tuple[list[ChunkHit], Vectors | None]:
-    """Each phrasing's nearest documents (one k-NN search per phrasing with a vector),
-    fused: each document once, with its best similarity to any phrasing and that
-    phrasing's chunk. A document near one variant only is found, which the mean of the
-    phrasings' vectors (searched once before) could miss. Vectors are compared on the
-    same scale (one embedder, unit length), so the best of them is a fair score.
+    """Each phrasing's nearest documents (one k-NN pass for every phrasing with a vector:
+    the backend's vector_search_many), fused: each document once, with its best
+    similarity to any phrasing and that phrasing's chunk. A document near one variant
+    only is found, which the mean of the phrasings' vectors (searched once before) could
+    miss. Vectors are compared on the same scale (one embedder, unit length), so the best
+    of them is a fair score.
 
     ``depths``: the query's search is as deep as a plain search's (the fusion normalizes
     over it), a variant's only ``limit`` deep: what a variant adds is its nearest
@@ -180,21 +181,22 @@ def _semantic(
     if found is None:
         return [], None
     lock, rows = found
-    backend = hybrid.parts.backend
     depth, shallow = depths
-    best: dict[str, ChunkHit] = {}
+    queries, limits = [], []
     for index, row in enumerate(rows):
-        if row is None:
-            continue
-        vector = np.asarray(row, dtype=np.float32)
-        norm = float(np.linalg.norm(vector))
-        if norm == 0:
-            continue
-        wanted = depth if index == 0 else min(depth, shallow)
-        for hit in backend.vector_search(lock, vector / norm, where, wanted, stamp):
-            kept = best.get(hit.doc_id)
-            if kept is None or hit.score > kept.score:
-                best[hit.doc_id] = hit
+        vector = None if row is None else np.asarray(row, dtype=np.float32).reshape(-1)
+        norm = 0.0 if vector is None else float(np.linalg.norm(vector))
+        if vector is not None and norm > 0:
+            queries.append(vector / norm)
+            limits.append(depth if index == 0 else min(depth, shallow))
+    if not queries:
+        return [], found
+    ranked = hybrid.parts.backend.vector_search_many(lock, np.stack(queries), where, limits, stamp)
+    best: dict[str, ChunkHit] = {}
+    for hit in (hit for hits in ranked for hit in hits):
+        kept = best.get(hit.doc_id)
+        if kept is None or hit.score > kept.score:
+            best[hit.doc_id] = hit
     fused = sorted(best.values(), key=lambda h: (-h.score, h.doc_id))[:depth]
     return fused, found
 

@@ -32,7 +32,7 @@ Latency, recall and memory at 10k-1M rows: bench/vector_index.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,7 @@ _OVERSAMPLE = 100  # candidates rescored per result asked for, up to the first _
 _DEEP, _DEEP_OVERSAMPLE = 50, 25  # ... and per result past them (hybrid asks for ~600)
 _FRACTION = 128  # ... and at least 1/_FRACTION of the eligible rows: recall falls as rows grow
 _BATCH = 16_384  # rows encoded, moved or scored at a time: bounds temporary memory
+_SERIAL = 262_144  # multiply-adds a product OpenBLAS runs on one thread (see _coarse_many)
 _SCAN = 65_536  # sketches compared at a time
 _SAMPLE, _SAMPLE_MIN = 16, 4_096  # a nearest-sketch cut is estimated from every 16th row
 _MIN_DEAD = 1_024  # compact once this many rows, and a quarter of all rows, are dead
@@ -200,32 +201,28 @@ class VectorIndex:
         ``candidates`` limits the search to those ids (unknown ones are ignored); the
         filter applies before ranking, so k results come back whenever k are allowed.
         """
-        q = np.asarray(query, dtype=np.float32)
-        if q.shape not in ((self.dimension,), (1, self.dimension)):
-            raise InvalidInput(f"query must have shape ({self.dimension},), got {q.shape}")
-        if not np.isfinite(q).all():
-            raise InvalidInput("query contains NaN or infinity")
+        q, q_sketch = self._query(query)
         allowed = None if candidates is None else _as_ids(candidates)
         if k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        q = np.einsum("i,ij->j", q.reshape(-1), self.rotation)  # see _best: no BLAS
-        norm = float(np.linalg.norm(q))
-        q = q / norm if norm > 0 else q  # a zero query scores 0 everywhere
-        q_sketch = _pack_signs(q[None, :] > 0, self._words)[:, 0]
         with self._lock.read():
             rows = None if allowed is None else self._live_rows(allowed)
-            eligible = self._live if rows is None else len(rows)
-            # Deep windows need fewer candidates per result: at 100k rows, k=600 with 100x
-            # rescored 60% of the index; 25x past the first 50 keeps recall@600 close
-            # to exact.
-            oversampled = _OVERSAMPLE * min(k, _DEEP) + _DEEP_OVERSAMPLE * max(0, k - _DEEP)
-            wanted = min(eligible, max(oversampled, eligible // _FRACTION))
-            if eligible <= _EXACT_MAX or wanted == eligible:
-                if rows is None:
-                    rows = np.flatnonzero(self._alive[: self._n])
-                return self._best(rows, q, k)
-            picked = self._nearest_sketches(q_sketch, rows, wanted)
-            return self._best(picked if rows is None else rows[picked], q, k)
+            return self._best(self._candidates(q_sketch, rows, k), q, k)
+
+    def search_many(
+        self, queries: np.ndarray, ks: Sequence[int]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`search` of each of ``queries`` (``ks[i]`` nearest ``queries[i]``), but the
+        int8 codes of the rows any query scores are read once, for all of them (one
+        matrix product): phrasings of one query cost little more than one."""
+        if np.ndim(queries) != 2 or len(queries) != len(ks):
+            raise InvalidInput(f"queries must have shape ({len(ks)}, {self.dimension})")
+        prepared = [self._query(q) for q in queries]
+        with self._lock.read():
+            rows = [self._candidates(s, None, k) for (_, s), k in zip(prepared, ks, strict=True)]
+            coarse = self._coarse_many(rows, np.stack([q for q, _ in prepared]), ks)
+            found = zip(rows, prepared, ks, coarse, strict=True)
+            return [self._best(r, q, k, c) for r, (q, _), k, c in found]
 
     # -- internals: callers hold the lock, but for _encode ----------------------------------
 
@@ -376,16 +373,65 @@ class VectorIndex:
             distances[~live] = self._words * 64 + 1  # never among the nearest
         return distances
 
-    def _best(self, rows: np.ndarray, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The k best of ``rows``, best first: the best few by their int8 codes, then
-        scored from their int16 codes."""
+    def _query(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A query checked, rotated and made unit length, and its sketch: lock-free."""
+        q = np.asarray(query, dtype=np.float32)
+        if q.shape not in ((self.dimension,), (1, self.dimension)):
+            raise InvalidInput(f"query must have shape ({self.dimension},), got {q.shape}")
+        if not np.isfinite(q).all():
+            raise InvalidInput("query contains NaN or infinity")
+        q = np.einsum("i,ij->j", q.reshape(-1), self.rotation)  # see _best: no BLAS
+        norm = float(np.linalg.norm(q))
+        q = q / norm if norm > 0 else q  # a zero query scores 0 everywhere
+        return q, _pack_signs(q[None, :] > 0, self._words)[:, 0]
+
+    def _candidates(self, q_sketch: np.ndarray, rows: np.ndarray | None, k: int) -> np.ndarray:
+        """Rows a search for k scores: all eligible ones if few, else the nearest sketches."""
+        eligible = self._live if rows is None else len(rows)
+        # Deep windows need fewer candidates a result (100k rows, k=600: 100x rescored 60%
+        # of the index; 25x past the first 50 keeps recall@600 close to exact).
+        oversampled = _OVERSAMPLE * min(k, _DEEP) + _DEEP_OVERSAMPLE * max(0, k - _DEEP)
+        wanted = min(eligible, max(oversampled, eligible // _FRACTION))
+        if eligible <= _EXACT_MAX or wanted == eligible:
+            return np.flatnonzero(self._alive[: self._n]) if rows is None else rows
+        picked = self._nearest_sketches(q_sketch, rows, wanted)
+        return picked if rows is None else rows[picked]
+
+    def _coarse_many(
+        self, rows: Sequence[np.ndarray], queries: np.ndarray, ks: Sequence[int]
+    ) -> list[np.ndarray | None]:
+        """Each query's int8 scores of its ``rows`` (None where :meth:`_best` needs none), in
+        float32 products small enough for one BLAS thread (3x einsum; a threaded one stalled)."""
+        needed = [len(r) > k + max(k // 2, _RESCORE_MIN) for r, k in zip(rows, ks, strict=True)]
+        if not any(needed):
+            return [None] * len(rows)
+        line = np.full(self._n, -1, np.int64)  # row -> its line in the union (not np.unique)
+        line[np.concatenate([r for r, n in zip(rows, needed, strict=True) if n])] = 0
+        union = np.flatnonzero(line == 0)
+        line[union] = np.arange(len(union))
+        scores = np.empty((len(union), len(queries)), np.float32)
+        step, q = max(1, _SERIAL // (len(queries) * self.dimension)), queries.T
+        for start in range(0, len(union), _SCAN // 32):  # converted 2,048 rows at a time
+            block = self._codes[union[start : start + _SCAN // 32]].astype(np.float32)
+            out = scores[start : start + len(block)]
+            for i in range(0, len(block), step):
+                np.matmul(block[i : i + step], q, out=out[i : i + step])
+        found = zip(rows, needed, strict=True)
+        return [scores[line[r], i] if n else None for i, (r, n) in enumerate(found)]
+
+    def _best(
+        self, rows: np.ndarray, q: np.ndarray, k: int, coarse: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The k best of ``rows``, best first: the best few by their int8 codes (scored
+        here unless ``coarse`` brings them), then scored from their int16 codes."""
         rescored = k + max(k // 2, _RESCORE_MIN)
         if len(rows) > rescored:
-            coarse = np.empty(len(rows), np.float32)
-            for start in range(0, len(rows), _BATCH):
-                block = self._codes[rows[start : start + _BATCH]]
-                # einsum, not BLAS: a threaded gemv stalls when the cores are busy.
-                coarse[start : start + _BATCH] = np.einsum("ij,j->i", block, q)
+            if coarse is None:
+                coarse = np.empty(len(rows), np.float32)
+                for start in range(0, len(rows), _BATCH):
+                    block = self._codes[rows[start : start + _BATCH]]
+                    # einsum, not BLAS: a threaded gemv stalls when the cores are busy.
+                    coarse[start : start + _BATCH] = np.einsum("ij,j->i", block, q)
             rows = rows[np.argpartition(-coarse, rescored - 1)[:rescored]]
         scores = np.einsum("ij,j->i", self._fine_rows(rows), q).astype(np.float32)
         scores *= 1 / _SCALE

@@ -271,6 +271,21 @@ class VectorStorage(Connected):
                 return hits
             window *= 8
 
+    def vector_search_many(
+        self,
+        lock: EmbedderLock,
+        queries: np.ndarray,
+        filters: Filters,
+        limits: Sequence[int],
+        now: float,
+    ) -> list[list[ChunkHit]]:
+        """:meth:`vector_search` of each of ``queries``: one statement each (an HNSW scan
+        takes one query vector; the phrasings of one query are few)."""
+        return [
+            self.vector_search(lock, query, filters, limit, now)
+            for query, limit in zip(queries, limits, strict=True)
+        ]
+
     def _nearest(self, knn: _Knn, window: int) -> list[tuple[Any, ...]]:
         query = sql.SQL(
             "WITH ann AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS dist FROM {table} "

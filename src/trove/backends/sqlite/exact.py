@@ -10,7 +10,7 @@ its scores are within ~1e-5 of float32's cosine.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,24 +34,27 @@ class ExactScan:
     def search(
         self, query: np.ndarray, k: int, candidates: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        q = np.ascontiguousarray(query, np.float32).reshape(-1)
-        best_ids, best = np.zeros(0, np.int64), np.zeros(0, np.float32)
-        if k <= 0:
-            return best_ids, best
-        q = q / max(float(np.linalg.norm(q)), 1e-30)
+        return self.search_many(np.asarray(query, np.float32).reshape(1, -1), [k], candidates)[0]
+
+    def search_many(
+        self, queries: np.ndarray, ks: Sequence[int], candidates: np.ndarray | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The ``ks[i]`` nearest of each of ``queries``, every stored row read once for
+        all of them."""
+        q = np.ascontiguousarray(queries, np.float32).reshape(len(ks), -1)
+        q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-30)
+        best = [(np.zeros(0, np.int64), np.zeros(0, np.float32)) for _ in ks]
+        if max(ks, default=0) <= 0:
+            return best
         rows = self._all() if candidates is None else self._rows(candidates)
         for ids, blobs in rows:
             # Cosine from the codes themselves: a row's scale cancels out.
             codes = views(blobs)[1].astype(np.float32)
             norms = np.sqrt(np.einsum("ij,ij->i", codes, codes))
-            scores = (codes @ q) / np.where(norms > 0, norms, 1.0)
-            best_ids = np.concatenate([best_ids, ids])
-            best = np.concatenate([best, scores.astype(np.float32)])
-            if len(best) > k:
-                keep = np.argpartition(-best, k - 1)[:k]
-                best_ids, best = best_ids[keep], best[keep]
-        order = np.lexsort((best_ids, -best))[:k]
-        return best_ids[order], best[order]
+            scores = (codes @ q.T) / np.where(norms > 0, norms, 1.0)[:, None]
+            for i, k in enumerate(ks):
+                best[i] = _kept(best[i], ids, scores[:, i].astype(np.float32), k)
+        return [_ordered(found, k) for found, k in zip(best, ks, strict=True)]
 
     def _all(self) -> Iterator[tuple[np.ndarray, list[bytes]]]:
         """(ids, stored codes) of every row, a batch at a time."""
@@ -80,3 +83,21 @@ class ExactScan:
             if rows:
                 found = np.fromiter((r[0] for r in rows), np.int64, len(rows))
                 yield found, [r[1] for r in rows]
+
+
+def _kept(
+    best: tuple[np.ndarray, np.ndarray], ids: np.ndarray, scores: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The k best of ``best`` and one more batch of rows (in no order)."""
+    if k <= 0:
+        return best
+    best_ids, best_scores = np.concatenate([best[0], ids]), np.concatenate([best[1], scores])
+    if len(best_scores) > k:
+        keep = np.argpartition(-best_scores, k - 1)[:k]
+        best_ids, best_scores = best_ids[keep], best_scores[keep]
+    return best_ids, best_scores
+
+
+def _ordered(best: tuple[np.ndarray, np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
+    order = np.lexsort((best[0], -best[1]))[: max(k, 0)]
+    return best[0][order], best[1][order]

@@ -44,6 +44,7 @@ class _Checked:
     def __init__(self, backend: SQLiteParts, filters: Filters, now: float) -> None:
         self.backend = backend
         self.where = filter_sql(filters, now, by_id=True)
+        self.now = now
         self.seen: set[int] = set()
         self.allowed: dict[int, tuple[str, ChunkFields]] = {}
 
@@ -63,6 +64,32 @@ class _Searchable(Protocol):
     def search(
         self, query: np.ndarray, k: int, candidates: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+# What a search runs on: the index (loaded, or mapped from its cache), or the exact scan.
+_Index = VectorIndex | sqlite_index_cache.LayeredIndex | ExactScan
+
+
+def _search_many(
+    index: _Index, queries: np.ndarray, ks: Sequence[int]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each query's ``ks[i]`` nearest chunks, in one pass of each layer of the index: a
+    cached index is a mapped base and an overlay of later rows, merged per query as
+    LayeredIndex.search merges them (kept here while index_cache.py is rewritten)."""
+    if len(ks) == 1:  # a plain query: one search
+        return [index.search(queries[0], ks[0])]
+    if not isinstance(index, sqlite_index_cache.LayeredIndex):
+        return index.search_many(queries, ks)
+    found = index.base.search_many(queries, ks)
+    if not len(index.overlay):
+        return found
+    more = index.overlay.search_many(queries, ks)
+    merged = []
+    for (ids, scores), (more_ids, more_scores), k in zip(found, more, ks, strict=True):
+        ids, scores = np.concatenate([ids, more_ids]), np.concatenate([scores, more_scores])
+        order = np.argsort(-scores, kind="stable")[:k]
+        merged.append((ids[order], scores[order]))
+    return merged
 
 
 class SemanticSearcher:
@@ -115,21 +142,49 @@ class SemanticSearcher:
         self, query: np.ndarray, filters: Filters, limit: int, now: float
     ) -> list[ChunkHit]:
         """Documents by their best chunk's cosine similarity, filters applied in the k-NN."""
+        return self.search_many(np.asarray(query).reshape(1, -1), filters, [limit], now)[0]
+
+    def search_many(
+        self, queries: np.ndarray, filters: Filters, limits: Sequence[int], now: float
+    ) -> list[list[ChunkHit]]:
+        """:meth:`search` of each of ``queries`` (``limits[i]`` documents of
+        ``queries[i]``): the first window of every query in one pass of the index
+        (VectorIndex.search_many), each chunk's filter asked once for all of them; a
+        query whose window holds too few allowed documents widens on its own."""
         index = self._available()
-        if limit <= 0:
-            return []
-        window = min(first_window(limit), _MAX_WINDOW)
         checked = _Checked(self.backend, filters, now)
-        while True:
+        windows = [min(first_window(limit), _MAX_WINDOW) if limit > 0 else 0 for limit in limits]
+        found = _search_many(index, np.asarray(queries, np.float32), windows)
+        results = []
+        for query, limit, window, (ids, scores) in zip(
+            queries, limits, windows, found, strict=True
+        ):
+            hits = checked.collapse(ids, scores, limit) if limit > 0 else []
+            if limit > 0 and len(hits) < limit and len(ids) >= window:
+                hits = self._widened(index, query, (limit, window), checked, filters)
+            results.append(hits)
+        return results
+
+    def _widened(
+        self,
+        index: _Searchable,
+        query: np.ndarray,
+        windows: tuple[int, int],
+        checked: _Checked,
+        filters: Filters,
+    ) -> list[ChunkHit]:
+        """Too few of the first ``window`` chunks passed the filter: search wider."""
+        limit, window = windows
+        while window < _MAX_WINDOW:
+            window = min(window * WIDEN, _MAX_WINDOW)
             ids, scores = index.search(query, window)
             hits = checked.collapse(ids, scores, limit)
             if len(hits) >= limit or len(ids) < window:
                 return hits
-            if window >= _MAX_WINDOW:
-                break
-            window = min(window * WIDEN, _MAX_WINDOW)
         # The filter is selective: search only the chunks it allows.
-        allowed = np.asarray(candidate_chunks(self.backend.conn, filters, now), dtype=np.int64)
+        allowed = np.asarray(
+            candidate_chunks(self.backend.conn, filters, checked.now), dtype=np.int64
+        )
         window = max(limit * 8, 100)
         while True:
             ids, scores = index.search(query, window, candidates=allowed)
@@ -138,7 +193,7 @@ class SemanticSearcher:
                 return hits
             window *= 8
 
-    def _available(self) -> _Searchable:
+    def _available(self) -> _Index:
         """The index if it is loaded or cached; else the exact scan, and a background load
         from the second query on. Keeping the index in step is not the search's own work
         (deadline.outside)."""

@@ -78,6 +78,18 @@ class VectorStorage(Connected):
         """Documents by best-chunk cosine similarity, filters applied inside the k-NN."""
         return self._searcher_for(lock).search(query, filters, limit, now)
 
+    def vector_search_many(
+        self,
+        lock: EmbedderLock,
+        queries: np.ndarray,
+        filters: Filters,
+        limits: Sequence[int],
+        now: float,
+    ) -> list[list[ChunkHit]]:
+        """:meth:`vector_search` of each of ``queries`` (``limits[i]`` documents), in one
+        pass of the in-memory index for all of them."""
+        return self._searcher_for(lock).search_many(queries, filters, limits, now)
+
     def warm_vectors(self) -> None:
         """Load the in-memory vector index now (it is otherwise loaded by the first query)."""
         lock = self.vector_lock()
