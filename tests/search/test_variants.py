@@ -147,6 +147,25 @@ def test_hybrid_variants_search_each_phrasing_by_meaning(
     assert hits[0].explain is not None and len(hits[0].explain["variants"]) == 3
 
 
+def test_phrasings_with_one_vector_are_searched_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    kb = trove.open(":memory:", embedder="hash:64")  # a bag of words: order is lost
+    kb.add("We picked SQLite for the local cache of embeddings.", source_id="c")
+    kb.add("The standup moved to ten o'clock on Mondays.", source_id="s")
+    passes = []
+    vector_search_many = kb.backend.vector_search_many
+
+    def counted_many(lock, vectors, *args, **kwargs):  # type: ignore[no-untyped-def]
+        passes.append(len(vectors))
+        return vector_search_many(lock, vectors, *args, **kwargs)
+
+    monkeypatch.setattr(kb.backend, "vector_search_many", counted_many)
+    variants = ["cache local", "local cache", "standup"]
+    hits = kb.search("sqlite", variants=variants, mode="semantic")
+    assert passes == [3]  # "cache local" and "local cache": one vector, one search
+    alone = kb.search("sqlite", variants=["local cache", "standup"], mode="semantic")
+    assert [(h.doc_id, h.score) for h in hits] == [(h.doc_id, h.score) for h in alone]
+
+
 def test_variants_and_enrichment_explain_both(fake_llm: FakeLLM, tmp_path: Path) -> None:
     text = "Sprint 14 retro: the deploy broke twice because the config drifted."
     fake_llm.answers[text] = {"summary": "A retrospective.", "keywords": ["postmortem"]}

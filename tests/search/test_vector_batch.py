@@ -63,12 +63,19 @@ def _store(path: Path | str, count: int) -> trove.Store:
     kb = trove.open(path, embedder="hash:32")
     rng = np.random.default_rng(3)
     words = ["alpha", "bravo", "charlie", "delta", "echo", "golf", "hotel", "kilo", "lima"]
-    kb.add_many([{"text": " ".join(rng.choice(words, 5)) + f" item{i}"} for i in range(count)])
+    kb.add_many(
+        [
+            {"text": " ".join(rng.choice(words, 5)) + f" item{i}", "source": f"s{i % 3}"}
+            for i in range(count)
+        ]
+    )
     return kb
 
 
-def _same_as_alone(kb: trove.Store, queries: np.ndarray, limits: list[int]) -> None:
-    backend, lock, where = kb.backend, kb.backend.vector_lock(), Filters.build()
+def _same_as_alone(
+    kb: trove.Store, queries: np.ndarray, limits: list[int], where: Filters | None = None
+) -> None:
+    backend, lock, where = kb.backend, kb.backend.vector_lock(), where or Filters.build()
     stamp = time.time()
     batched = backend.vector_search_many(lock, queries, where, limits, stamp)
     for query, limit, hits in zip(queries, limits, batched, strict=True):
@@ -90,6 +97,33 @@ def test_store_batched_vector_search_equals_separate(tmp_path: Path, target: str
     _same_as_alone(kb, queries, limits)  # the loaded (or mapped) index
     kb.add_many([{"text": f"alpha bravo later {i}"} for i in range(30)])
     _same_as_alone(kb, queries, limits)  # and rows added since (a cache's overlay)
+    # A filter asked once for every query's first chunks gives each query its own hits.
+    _same_as_alone(kb, queries, limits, Filters.build(source="s1"))
+    _same_as_alone(kb, queries, [5, 300, 1, 40], Filters.build(source=["s0", "s2"]))
+    kb.close()
+
+
+def test_the_filter_is_asked_once_for_every_querys_first_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trove.backends.sqlite import semantic
+
+    kb = _store(tmp_path / "kb.db", 300)
+    kb.warm()
+    lock = kb.backend.vector_lock()
+    assert lock is not None
+    asked: list[int] = []
+    allowed_chunks = semantic.allowed_chunks
+
+    def counted(conn, ids, *args):  # type: ignore[no-untyped-def]
+        asked.append(len(ids))
+        return allowed_chunks(conn, ids, *args)
+
+    monkeypatch.setattr(semantic, "allowed_chunks", counted)
+    queries = _unit(np.random.default_rng(6).standard_normal((4, lock.dimension)))
+    where = Filters.build()
+    kb.backend.vector_search_many(lock, queries, where, [10, 10, 10, 10], time.time())
+    assert len(asked) == 1  # one statement for the four queries' first 15 chunks each
     kb.close()
 
 

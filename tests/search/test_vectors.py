@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trove.errors import InvalidInput
-from trove.search import vectors
+from trove.search import sketches, vectors
 from trove.search.vectors import VectorIndex
 
 
@@ -50,7 +50,7 @@ def sketch_always(monkeypatch: pytest.MonkeyPatch) -> None:
     """Take the sketch path from 100 eligible rows on, so small tests exercise it."""
     monkeypatch.setattr(vectors, "_EXACT_MAX", 100)
     monkeypatch.setattr(vectors, "_OVERSAMPLE", 5)
-    monkeypatch.setattr(vectors, "_SCAN", 1_000)  # sketches compared a block at a time
+    monkeypatch.setattr(sketches, "SCAN", 1_000)  # sketches compared a block at a time
 
 
 def test_exact_below_threshold_matches_brute_force() -> None:
@@ -293,7 +293,7 @@ def test_smallest_distances_from_a_sampled_cut(count: int) -> None:
     # exactly ``count`` of the smallest (ties at the cut taken arbitrarily).
     distances = np.random.default_rng(count).binomial(384, 0.4, 300_000).astype(np.uint16)
     distances[::97] = 385  # dead rows
-    got = vectors._smallest(distances, count, 384)
+    got = sketches.smallest(distances, count, 384)
     assert len(got) == count and np.all(np.diff(got) > 0)
     kth = np.sort(distances)[count - 1]
     assert distances[got].max() == kth

@@ -182,15 +182,18 @@ def _semantic(
         return [], None
     lock, rows = found
     depth, shallow = depths
-    queries, limits = [], []
+    # Two phrasings with one vector (a reordering, to a bag-of-words embedder) and one
+    # depth find the same chunks: searched once.
+    searches: dict[tuple[bytes, int], Any] = {}
     for index, row in enumerate(rows):
         vector = None if row is None else np.asarray(row, dtype=np.float32).reshape(-1)
         norm = 0.0 if vector is None else float(np.linalg.norm(vector))
         if vector is not None and norm > 0:
-            queries.append(vector / norm)
-            limits.append(depth if index == 0 else min(depth, shallow))
-    if not queries:
+            limit = depth if index == 0 else min(depth, shallow)
+            searches.setdefault((vector.tobytes(), limit), vector / norm)
+    if not searches:
         return [], found
+    queries, limits = list(searches.values()), [limit for _, limit in searches]
     ranked = hybrid.parts.backend.vector_search_many(lock, np.stack(queries), where, limits, stamp)
     best: dict[str, ChunkHit] = {}
     for hit in (hit for hits in ranked for hit in hits):

@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING
 
 from trove.errors import InvalidInput
 from trove.rwlock import ReadWriteLock
+from trove.search import sketches
+from trove.search import vector_batch as batch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,9 +54,6 @@ _OVERSAMPLE = 100  # candidates rescored per result asked for, up to the first _
 _DEEP, _DEEP_OVERSAMPLE = 50, 25  # ... and per result past them (hybrid asks for ~600)
 _FRACTION = 128  # ... and at least 1/_FRACTION of the eligible rows: recall falls as rows grow
 _BATCH = 16_384  # rows encoded, moved or scored at a time: bounds temporary memory
-_SERIAL = 262_144  # multiply-adds a product OpenBLAS runs on one thread (see _coarse_many)
-_SCAN = 65_536  # sketches compared at a time
-_SAMPLE, _SAMPLE_MIN = 16, 4_096  # a nearest-sketch cut is estimated from every 16th row
 _MIN_DEAD = 1_024  # compact once this many rows, and a quarter of all rows, are dead
 _MIN_RECENT = 4_096  # out-of-order ids wait in a dict until there are this many (or n/8)
 _ROTATION_SEED = 0x7A0E
@@ -213,16 +212,18 @@ class VectorIndex:
         self, queries: np.ndarray, ks: Sequence[int]
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """:meth:`search` of each of ``queries`` (``ks[i]`` nearest ``queries[i]``), but the
-        int8 codes of the rows any query scores are read once, for all of them (one
-        matrix product): phrasings of one query cost little more than one."""
+        rows any query reads are read once for all of them (search/vector_batch.py):
+        phrasings of one query cost little more than one."""
         if np.ndim(queries) != 2 or len(queries) != len(ks):
             raise InvalidInput(f"queries must have shape ({len(ks)}, {self.dimension})")
         prepared = [self._query(q) for q in queries]
+        qs = np.stack([q for q, _ in prepared])
         with self._lock.read():
-            rows = [self._candidates(s, None, k) for (_, s), k in zip(prepared, ks, strict=True)]
-            coarse = self._coarse_many(rows, np.stack([q for q, _ in prepared]), ks)
-            found = zip(rows, prepared, ks, coarse, strict=True)
-            return [self._best(r, q, k, c) for r, (q, _), k, c in found]
+            rows = self._candidates_many(np.stack([s for _, s in prepared]), ks)
+            coarse = self._coarse_many(rows, qs, ks)
+            picked = [self._rescored(*found) for found in zip(rows, qs, ks, coarse, strict=True)]
+            fine = batch.read_once(self._fine_rows, picked)
+            return [self._top(*found) for found in zip(picked, fine, qs, ks, strict=True)]
 
     # -- internals: callers hold the lock, but for _encode ----------------------------------
 
@@ -235,7 +236,7 @@ class VectorIndex:
         np.divide(x, norms, out=x, where=norms > 0)
         fine = np.rint(x * _SCALE).astype(np.int16)
         codes = np.rint(np.clip(x * _COARSE_SCALE, -127, 127)).astype(np.int8)
-        return fine, codes, _pack_signs(fine > 0, self._words)
+        return fine, codes, sketches.pack_signs(fine > 0, self._words)
 
     def _fine_in_memory(self, rows: np.ndarray) -> np.ndarray:
         return self._fine[rows]
@@ -345,30 +346,13 @@ class VectorIndex:
         tried at 1M rows: 2 words of 6 keeping 4x the rows cut recall@10 from 0.98 to
         0.94 for a fifth of the time.)"""
         distances = self._hamming(q_sketch, rows, self._words)
-        return _smallest(distances, wanted, self._words * 64)
+        return sketches.smallest(distances, wanted, self._words * 64)
 
     def _hamming(self, q_sketch: np.ndarray, rows: np.ndarray | None, words: int) -> np.ndarray:
         """Hamming distance over the first ``words`` words of every live (or every given)
         row's sketch to the query's; dead rows get a distance past every live one's."""
-        size = self._n if rows is None else len(rows)
-        distances = np.zeros(size, np.uint16)
-        # A block at a time: the temporaries stay in cache, and are not fresh pages each
-        # query (page faults on fresh temporaries doubled the time at 1M rows).
-        block = min(size, _SCAN)
-        word = np.empty(block, np.uint64)
-        count = np.empty(block, np.uint8)
-        for start in range(0, size, block):
-            end = min(start + block, size)
-            part, out, into = word[: end - start], count[: end - start], distances[start:end]
-            for w in range(words):
-                if rows is None:
-                    np.bitwise_xor(self._sketch[w, start:end], q_sketch[w], out=part)
-                else:
-                    np.take(self._sketch[w], rows[start:end], out=part)
-                    np.bitwise_xor(part, q_sketch[w], out=part)
-                np.bitwise_count(part, out=out)
-                into += out
-        live = self._alive[:size] if rows is None else self._alive[rows]
+        distances = sketches.distances(self._sketch, q_sketch, rows, self._n, words)
+        live = self._alive[: self._n] if rows is None else self._alive[rows]
         if self._live < self._n and not live.all():
             distances[~live] = self._words * 64 + 1  # never among the nearest
         return distances
@@ -383,25 +367,51 @@ class VectorIndex:
         q = np.einsum("i,ij->j", q.reshape(-1), self.rotation)  # see _best: no BLAS
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else q  # a zero query scores 0 everywhere
-        return q, _pack_signs(q[None, :] > 0, self._words)[:, 0]
+        return q, sketches.pack_signs(q[None, :] > 0, self._words)[:, 0]
 
     def _candidates(self, q_sketch: np.ndarray, rows: np.ndarray | None, k: int) -> np.ndarray:
         """Rows a search for k scores: all eligible ones if few, else the nearest sketches."""
-        eligible = self._live if rows is None else len(rows)
-        # Deep windows need fewer candidates a result (100k rows, k=600: 100x rescored 60%
-        # of the index; 25x past the first 50 keeps recall@600 close to exact).
-        oversampled = _OVERSAMPLE * min(k, _DEEP) + _DEEP_OVERSAMPLE * max(0, k - _DEEP)
-        wanted = min(eligible, max(oversampled, eligible // _FRACTION))
-        if eligible <= _EXACT_MAX or wanted == eligible:
+        wanted = self._wanted(self._live if rows is None else len(rows), k)
+        if wanted is None:
             return np.flatnonzero(self._alive[: self._n]) if rows is None else rows
         picked = self._nearest_sketches(q_sketch, rows, wanted)
         return picked if rows is None else rows[picked]
 
+    def _wanted(self, eligible: int, k: int) -> int | None:
+        """How many of ``eligible`` rows a search for k scores by their sketch (None: all)."""
+        # Deep windows need fewer candidates a result (100k rows, k=600: 100x rescored 60%
+        # of the index; 25x past the first 50 keeps recall@600 close to exact).
+        oversampled = _OVERSAMPLE * min(k, _DEEP) + _DEEP_OVERSAMPLE * max(0, k - _DEEP)
+        wanted = min(eligible, max(oversampled, eligible // _FRACTION))
+        return None if eligible <= _EXACT_MAX or wanted == eligible else wanted
+
+    def _candidates_many(self, q_sketches: np.ndarray, ks: Sequence[int]) -> list[np.ndarray]:
+        """:meth:`_candidates` of each query (``q_sketches`` (m, words)) over every live row, the
+        sketches compared in one scan for all the queries that need them."""
+        wanted = [self._wanted(self._live, k) for k in ks]
+        scanned = [i for i, w in enumerate(wanted) if w is not None]
+        found: dict[int, np.ndarray] = {}
+        if scanned:
+            distances = sketches.distances_many(self._sketch, q_sketches[scanned], self._n)
+            if self._live < self._n:
+                distances[:, ~self._alive[: self._n]] = self._words * 64 + 1  # never nearest
+            found = dict(zip(scanned, distances, strict=True))
+        everyone = None
+        picked = []
+        for i, w in enumerate(wanted):
+            if w is not None:
+                picked.append(sketches.smallest(found[i], w, self._words * 64))
+                continue
+            if everyone is None:  # every live row: found once, for each exact query
+                everyone = np.flatnonzero(self._alive[: self._n])
+            picked.append(everyone)
+        return picked
+
     def _coarse_many(
         self, rows: Sequence[np.ndarray], queries: np.ndarray, ks: Sequence[int]
     ) -> list[np.ndarray | None]:
-        """Each query's int8 scores of its ``rows`` (None where :meth:`_best` needs none), in
-        float32 products small enough for one BLAS thread (3x einsum; a threaded one stalled)."""
+        """Each query's int8 scores of its ``rows`` (None where :meth:`_rescored` needs
+        none), the union of the rows scored once for every query."""
         needed = [len(r) > k + max(k // 2, _RESCORE_MIN) for r, k in zip(rows, ks, strict=True)]
         if not any(needed):
             return [None] * len(rows)
@@ -409,31 +419,37 @@ class VectorIndex:
         line[np.concatenate([r for r, n in zip(rows, needed, strict=True) if n])] = 0
         union = np.flatnonzero(line == 0)
         line[union] = np.arange(len(union))
-        scores = np.empty((len(union), len(queries)), np.float32)
-        step, q = max(1, _SERIAL // (len(queries) * self.dimension)), queries.T
-        for start in range(0, len(union), _SCAN // 32):  # converted 2,048 rows at a time
-            block = self._codes[union[start : start + _SCAN // 32]].astype(np.float32)
-            out = scores[start : start + len(block)]
-            for i in range(0, len(block), step):
-                np.matmul(block[i : i + step], q, out=out[i : i + step])
+        every = len(union) == self._n  # all rows: read in place, not gathered
+        scores = batch.int8_scores(self._codes[: self._n], None if every else union, queries)
         found = zip(rows, needed, strict=True)
         return [scores[line[r], i] if n else None for i, (r, n) in enumerate(found)]
 
-    def _best(
+    def _best(self, rows: np.ndarray, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k best of ``rows``, best first (:meth:`_rescored`, then :meth:`_top`)."""
+        rows = self._rescored(rows, q, k)
+        return self._top(rows, self._fine_rows(rows), q, k)
+
+    def _rescored(
         self, rows: np.ndarray, q: np.ndarray, k: int, coarse: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The k best of ``rows``, best first: the best few by their int8 codes (scored
-        here unless ``coarse`` brings them), then scored from their int16 codes."""
+    ) -> np.ndarray:
+        """The rows to rescore from their int16 codes: the best few of ``rows`` by their
+        int8 codes (scored here unless ``coarse`` brings them)."""
         rescored = k + max(k // 2, _RESCORE_MIN)
-        if len(rows) > rescored:
-            if coarse is None:
-                coarse = np.empty(len(rows), np.float32)
-                for start in range(0, len(rows), _BATCH):
-                    block = self._codes[rows[start : start + _BATCH]]
-                    # einsum, not BLAS: a threaded gemv stalls when the cores are busy.
-                    coarse[start : start + _BATCH] = np.einsum("ij,j->i", block, q)
-            rows = rows[np.argpartition(-coarse, rescored - 1)[:rescored]]
-        scores = np.einsum("ij,j->i", self._fine_rows(rows), q).astype(np.float32)
+        if len(rows) <= rescored:
+            return rows
+        if coarse is None:
+            coarse = np.empty(len(rows), np.float32)
+            for start in range(0, len(rows), _BATCH):
+                block = self._codes[rows[start : start + _BATCH]]
+                # einsum, not BLAS: a threaded gemv stalls when the cores are busy.
+                coarse[start : start + _BATCH] = np.einsum("ij,j->i", block, q)
+        return rows[np.argpartition(-coarse, rescored - 1)[:rescored]]
+
+    def _top(
+        self, rows: np.ndarray, fine: np.ndarray, q: np.ndarray, k: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The k best of ``rows`` by their int16 codes ``fine``, best first."""
+        scores = np.einsum("ij,j->i", fine, q).astype(np.float32)
         scores *= 1 / _SCALE
         if len(rows) > k:
             top = np.argpartition(-scores, k - 1)[:k]
@@ -466,34 +482,3 @@ def _sorted_unique(ids: np.ndarray) -> np.ndarray:
     # np.unique hashes first: several times slower on 100k ids, and filters pass that many.
     ids = np.sort(ids)
     return ids[np.concatenate([[True], ids[1:] != ids[:-1]])] if len(ids) else ids
-
-
-def _pack_signs(positive: np.ndarray, words: int) -> np.ndarray:
-    """(n, d) booleans -> (words, n) uint64: one line of 64-bit words per word position."""
-    packed = np.zeros((len(positive), words * 8), np.uint8)
-    packed[:, : -(-positive.shape[1] // 8)] = np.packbits(positive, axis=1, bitorder="little")
-    return np.ascontiguousarray(packed.view(np.uint64).T)
-
-
-def _smallest(distances: np.ndarray, count: int, bits: int) -> np.ndarray:
-    """Positions of ``count`` smallest distances, ascending (ties cut arbitrarily).
-
-    Distances are small integers, so a histogram finds the cut in two linear passes,
-    several times faster than argpartition at 1M rows. Over many rows, the histogram of
-    every ``_SAMPLE``-th row (rows are in no order of distance) gives a cut that keeps a
-    little more than ``count``, and the exact cut is found among those.
-    """
-    if len(distances) >= _SAMPLE * _SAMPLE_MIN and count * 4 < len(distances):
-        sample = np.cumsum(np.bincount(distances[::_SAMPLE], minlength=bits + 2))
-        cut = int(np.searchsorted(sample, count // _SAMPLE + count // (4 * _SAMPLE) + 64))
-        found = np.flatnonzero(distances <= cut)
-        if len(found) >= count:
-            return found[_smallest(distances[found], count, bits)]
-    cumulative = np.cumsum(np.bincount(distances, minlength=bits + 2))
-    cut = int(np.searchsorted(cumulative, count))
-    found = np.flatnonzero(distances <= cut)
-    if len(found) <= count:
-        return found
-    # Too many: drop the last rows at the cut.
-    at_cut = np.flatnonzero(distances[found] == cut)
-    return np.delete(found, at_cut[len(at_cut) - (len(found) - count) :])

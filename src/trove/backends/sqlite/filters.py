@@ -53,7 +53,7 @@ def visible_best(
     at a time, only until ``limit`` documents are found (a search for 10 documents asks
     about 15 chunks, not 50). ``allowed`` and ``checked`` carry what was asked across a
     widened window."""
-    step = limit + min(limit // 2, _SPARE)
+    step = first_asked(limit)
     at = 0
     while True:
         ask: list[int] = []
@@ -68,6 +68,11 @@ def visible_best(
         if len(hits) >= limit or at >= len(ranked):
             return hits
         step *= 2
+
+
+def first_asked(limit: int) -> int:
+    """How many ranked chunks :func:`visible_best` asks the filter about first."""
+    return limit + min(limit // 2, _SPARE)
 
 
 def allowed_chunks(

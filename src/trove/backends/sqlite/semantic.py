@@ -24,7 +24,13 @@ import numpy as np
 
 from trove.backends.sqlite import index_cache as sqlite_index_cache
 from trove.backends.sqlite.exact import ExactScan
-from trove.backends.sqlite.filters import candidate_chunks, filter_sql, visible_best
+from trove.backends.sqlite.filters import (
+    allowed_chunks,
+    candidate_chunks,
+    filter_sql,
+    first_asked,
+    visible_best,
+)
 from trove.hits import ChunkHit
 from trove.search import deadline
 from trove.search.filters import Filters
@@ -47,6 +53,21 @@ class _Checked:
         self.now = now
         self.seen: set[int] = set()
         self.allowed: dict[int, tuple[str, ChunkFields]] = {}
+
+    def ask_first(self, ranked: Sequence[np.ndarray], limits: Sequence[int]) -> None:
+        """Ask the filter, in one statement, about the chunks that :meth:`collapse` of each
+        ranking (``ranked``: chunk ids, best first) asks about first: several phrasings'
+        rankings then cost one statement, not one each."""
+        asked = {
+            cid
+            for ids, limit in zip(ranked, limits, strict=True)
+            for cid in ids[: first_asked(limit)].tolist()
+        }
+        asked -= self.seen
+        if asked:
+            conn = self.backend.conn
+            self.allowed.update(allowed_chunks(conn, sorted(asked), *self.where))
+            self.seen.update(asked)
 
     def collapse(self, ids: np.ndarray, scores: np.ndarray, limit: int) -> list[ChunkHit]:
         # tolist(): Python ints and floats of the same values, without a call per row.
@@ -155,6 +176,8 @@ class SemanticSearcher:
         checked = _Checked(self.backend, filters, now)
         windows = [min(first_window(limit), _MAX_WINDOW) if limit > 0 else 0 for limit in limits]
         found = _search_many(index, np.asarray(queries, np.float32), windows)
+        if len(limits) > 1:
+            checked.ask_first([ids for ids, _ in found], limits)
         results = []
         for query, limit, window, (ids, scores) in zip(
             queries, limits, windows, found, strict=True
