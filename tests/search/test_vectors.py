@@ -298,3 +298,14 @@ def test_smallest_distances_from_a_sampled_cut(count: int) -> None:
     kth = np.sort(distances)[count - 1]
     assert distances[got].max() == kth
     assert np.count_nonzero(distances[got] < kth) == np.count_nonzero(distances < kth)
+
+
+@pytest.mark.parametrize("n", [3_000, 70_000])
+def test_smallest_of_many_rows_at_once_equals_each_alone(n: int) -> None:
+    rng = np.random.default_rng(n)
+    distances = rng.binomial(64, 0.4, (4, n)).astype(np.uint16)  # many ties at each cut
+    distances[:, ::53] = 65  # dead rows
+    counts = [1, 500, n // 3, n]
+    batched = sketches.smallest_many(distances, counts, 64)
+    for row, count, got in zip(distances, counts, batched, strict=True):
+        assert np.array_equal(got, sketches.smallest(row, count, 64))

@@ -90,3 +90,23 @@ def smallest(distances: np.ndarray, count: int, bits: int) -> np.ndarray:
     # Too many: drop the last rows at the cut.
     at_cut = np.flatnonzero(distances[found] == cut)
     return np.delete(found, at_cut[len(at_cut) - (len(found) - count) :])
+
+
+def smallest_many(distances: np.ndarray, counts: list[int], bits: int) -> list[np.ndarray]:
+    """:func:`smallest` of each row of ``distances`` ((m, n), ``counts[i]`` of row i): the
+    histograms of every row in one count when the rows are few enough to count whole."""
+    m, n = distances.shape
+    if n >= _SAMPLE * _SAMPLE_MIN or m < 2:
+        return [smallest(row, count, bits) for row, count in zip(distances, counts, strict=True)]
+    width = bits + 2
+    shifted = distances + (np.arange(m, dtype=np.intp) * width)[:, None]
+    cumulative = np.cumsum(np.bincount(shifted.ravel(), minlength=m * width).reshape(m, width), 1)
+    found = []
+    for row, count, line in zip(distances, counts, cumulative, strict=True):
+        cut = int(np.searchsorted(line, count))
+        kept = np.flatnonzero(row <= cut)
+        if len(kept) > count:  # too many: drop the last rows at the cut, as smallest does
+            at_cut = np.flatnonzero(row[kept] == cut)
+            kept = np.delete(kept, at_cut[len(at_cut) - (len(kept) - count) :])
+        found.append(kept)
+    return found

@@ -395,12 +395,14 @@ class VectorIndex:
             distances = sketches.distances_many(self._sketch, q_sketches[scanned], self._n)
             if self._live < self._n:
                 distances[:, ~self._alive[: self._n]] = self._words * 64 + 1  # never nearest
-            found = dict(zip(scanned, distances, strict=True))
+            counts = [int(wanted[i] or 0) for i in scanned]
+            nearest = sketches.smallest_many(distances, counts, self._words * 64)
+            found = dict(zip(scanned, nearest, strict=True))
         everyone = None
         picked = []
-        for i, w in enumerate(wanted):
-            if w is not None:
-                picked.append(sketches.smallest(found[i], w, self._words * 64))
+        for i in range(len(ks)):
+            if i in found:
+                picked.append(found[i])
                 continue
             if everyone is None:  # every live row: found once, for each exact query
                 everyone = np.flatnonzero(self._alive[: self._n])
