@@ -216,10 +216,9 @@ class VectorIndex:
         phrasings of one query cost little more than one."""
         if np.ndim(queries) != 2 or len(queries) != len(ks):
             raise InvalidInput(f"queries must have shape ({len(ks)}, {self.dimension})")
-        prepared = [self._query(q) for q in queries]
-        qs = np.stack([q for q, _ in prepared])
+        qs, q_sketches = self._queries(queries)
         with self._lock.read():
-            rows = self._candidates_many(np.stack([s for _, s in prepared]), ks)
+            rows = self._candidates_many(q_sketches, ks)
             coarse = self._coarse_many(rows, qs, ks)
             picked = [self._rescored(*found) for found in zip(rows, qs, ks, coarse, strict=True)]
             fine = batch.read_once(self._fine_rows, picked)
@@ -362,12 +361,23 @@ class VectorIndex:
         q = np.asarray(query, dtype=np.float32)
         if q.shape not in ((self.dimension,), (1, self.dimension)):
             raise InvalidInput(f"query must have shape ({self.dimension},), got {q.shape}")
+        rotated, sketch = self._queries(q.reshape(1, -1))
+        return rotated[0], sketch[0]
+
+    def _queries(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Queries checked, rotated (in one product: einsum, as :meth:`_rescored`) and made
+        unit length (a zero query scores 0 everywhere), and their sketches (m, words)."""
+        q = np.asarray(queries, dtype=np.float32)
+        if q.ndim != 2 or q.shape[1] != self.dimension:
+            raise InvalidInput(f"queries must have shape (n, {self.dimension}), got {q.shape}")
         if not np.isfinite(q).all():
             raise InvalidInput("query contains NaN or infinity")
-        q = np.einsum("i,ij->j", q.reshape(-1), self.rotation)  # see _best: no BLAS
-        norm = float(np.linalg.norm(q))
-        q = q / norm if norm > 0 else q  # a zero query scores 0 everywhere
-        return q, sketches.pack_signs(q[None, :] > 0, self._words)[:, 0]
+        q = np.einsum("ki,ij->kj", q, self.rotation)
+        for row in q:  # each row's own norm: a batched norm rounds differently
+            norm = float(np.linalg.norm(row))
+            if norm > 0:
+                row /= norm
+        return q, np.ascontiguousarray(sketches.pack_signs(q > 0, self._words).T)
 
     def _candidates(self, q_sketch: np.ndarray, rows: np.ndarray | None, k: int) -> np.ndarray:
         """Rows a search for k scores: all eligible ones if few, else the nearest sketches."""
