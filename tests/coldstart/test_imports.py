@@ -205,7 +205,7 @@ _NOT_FOR_KEYWORD = (
     "trove.backends.sqlite.semantic",
     "trove.embedders.default",
     "trove.write",
-    "trove.memory.upsert",
+    "trove.operations.upsert",
     "trove.memory.clusters",
     "trove.workspace",
     "trove.expansion",
@@ -242,7 +242,12 @@ _NOT_FOR_STATS_S7 = (
     *("trove.search.filters", "trove.hits"),
     *("trove.backends.writes", "trove.backends.file_state"),
     # the chat model's client, links, atomic writes, ingest's ownership: first used there
-    *("trove.llm", "trove.memory.edges", "trove.memory.atomic", "trove.ingest.ownership"),
+    *(
+        "trove.llm",
+        "trove.operations.edges",
+        "trove.operations.transactions",
+        "trove.ingest.ownership",
+    ),
 )
 
 
