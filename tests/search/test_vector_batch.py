@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import trove
-from trove.backends.sqlite.exact import ExactScan
+from trove.backends.sqlite.vector_index.exact import ExactScan
 from trove.errors import InvalidInput
 from trove.search import vectors
 from trove.search.filters import Filters
@@ -106,7 +106,7 @@ def test_store_batched_vector_search_equals_separate(tmp_path: Path, target: str
 def test_the_filter_is_asked_once_for_every_querys_first_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trove.backends.sqlite import semantic
+    from trove.backends.sqlite.vector_index import searcher as semantic
 
     kb = _store(tmp_path / "kb.db", 300)
     kb.warm()
