@@ -25,7 +25,7 @@ from psycopg import sql
 from trove.backends.base import EmbedderLock
 from trove.backends.postgres import bulk
 from trove.backends.postgres.connection import Connected
-from trove.backends.postgres.filters import filter_sql, split_rows
+from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
 from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
 from trove.errors import StoreError
 from trove.hits import ChunkHit
@@ -37,7 +37,9 @@ _TABLE = re.compile(r"chunk_vec_[0-9]+")
 # returns at most ef_search (<= 1,000) rows.
 _MAX_INDEXED_DIMENSION = 2000
 _MAX_EF_SEARCH = 1000
-_MIN_EF_SEARCH = 200
+# ef_search of a k-NN (raised to its limit): recall@10 >= 0.99 against exact at 100k chunks
+# of real vectors (docs/benchmarks.md, bench/scale.py --backend postgres).
+EF_SEARCH = 200
 _LOCK_SPACE = 0x54524F57
 
 
@@ -252,16 +254,14 @@ class VectorStorage(Connected):
         where, params = filter_sql(filters, now)
         knn = _Knn(sql.Identifier(checked_table(lock.table)), vector, sql.SQL(where), params)
         indexed = lock.dimension <= _MAX_INDEXED_DIMENSION
-        # The window is the scan's ef_search: 200 at least, for recall@10 >= 0.99 against
-        # exact at 100k chunks (40 gave 0.905, 100 0.972, 200 0.993: bench/scale.py
-        # --backend postgres), widened only when too few of its chunks pass the filter.
-        window = max(limit * 2, _MIN_EF_SEARCH)
-        while indexed and window <= _MAX_EF_SEARCH:
-            rows = self._nearest(knn, window)
-            hits = collapse(*split_rows(rows), limit)
-            if len(hits) >= limit or len(rows) < window:
+        # The scan's ef_search: EF_SEARCH at least, for recall@10 >= 0.99 against exact
+        # (docs/benchmarks.md), widened only when too few of its chunks pass the filter.
+        ef = max(limit, EF_SEARCH)
+        while indexed and ef <= _MAX_EF_SEARCH:
+            hits, seen = self._nearest(knn, ef, limit)
+            if len(hits) >= limit or seen < ef:
                 return hits
-            window *= 4
+            ef *= 4
         # Too few of the nearest chunks pass the filter: rank exactly those that do.
         window = max(limit * 8, 100)
         while True:
@@ -286,18 +286,31 @@ class VectorStorage(Connected):
             for query, limit in zip(queries, limits, strict=True)
         ]
 
-    def _nearest(self, knn: _Knn, window: int) -> list[tuple[Any, ...]]:
+    def _nearest(self, knn: _Knn, ef: int, limit: int) -> tuple[list[ChunkHit], int]:
+        """The best chunk of each of the ``limit`` nearest documents that pass the filter,
+        among the ``ef`` nearest chunks the index finds, and how many it found: one
+        statement, which collapses chunks to documents in the server (the rows of at
+        most ``limit`` documents come back, not ``ef`` chunks)."""
         query = sql.SQL(
             "WITH ann AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS dist FROM {table} "
-            "ORDER BY embedding <=> %s LIMIT %s) "
-            "SELECT a.chunk_id, 1 - a.dist, c.doc_id, c.idx, c.start_char, c.end_char, "
-            "c.heading, coalesce({where}, false) FROM ann a JOIN chunk c ON c.id = a.chunk_id "
-            "JOIN document d ON d.id = c.doc_id ORDER BY a.dist, a.chunk_id"
+            "ORDER BY dist LIMIT %s), best AS (SELECT DISTINCT ON (c.doc_id) a.chunk_id, "
+            "a.dist, c.doc_id, c.idx, c.start_char, c.end_char, c.heading FROM ann a "
+            "JOIN chunk c ON c.id = a.chunk_id JOIN document d ON d.id = c.doc_id "
+            "WHERE {where} ORDER BY c.doc_id, a.dist, a.chunk_id) "
+            "SELECT n.seen, b.chunk_id, b.dist, b.doc_id, b.idx, b.start_char, b.end_char, "
+            "b.heading FROM (SELECT count(*) AS seen FROM ann) n LEFT JOIN (SELECT * FROM best "
+            "ORDER BY dist, chunk_id LIMIT %s) b ON true ORDER BY b.dist, b.chunk_id"
         ).format(table=knn.table, where=knn.where)
         # The index returns at most ef_search rows; the setting ends with the transaction.
-        return self.read_with(
-            {"hnsw.ef_search": str(window)}, query, [knn.vector, knn.vector, window, *knn.params]
+        rows = self.read_with(
+            {"hnsw.ef_search": str(ef)}, query, [knn.vector, ef, *knn.params, limit]
         )
+        hits = [
+            ChunkHit(str(doc), int(cid), 1.0 - float(dist), chunk_of(idx, start, end, heading))
+            for _, cid, dist, doc, idx, start, end, heading in rows
+            if cid is not None
+        ]
+        return hits, int(rows[0][0]) if rows else 0
 
     def _exact(self, knn: _Knn, window: int) -> list[tuple[Any, ...]]:
         # "+ 0" keeps the planner off the HNSW index, which would filter after its top k.
