@@ -113,3 +113,17 @@ def test_the_index_is_asked_for_ef_search_chunks_or_the_limit(
         kb.search("plain note", mode="semantic", limit=5)
         kb.search("plain note", mode="semantic", limit=vectors.EF_SEARCH + 50)
     assert seen == [str(vectors.EF_SEARCH), str(vectors.EF_SEARCH + 50)]
+
+
+def test_documents_whose_chunks_fill_the_first_rows_still_give_the_limit(pg_target: str) -> None:
+    with trove.open(pg_target, embedder="hash:64", chunk_chars=40, chunk_overlap=0) as kb:
+        for i in range(3):  # the nearest dozens of chunks are these three documents'
+            sentence = "granite " * (i + 1) + "quarry block."
+            kb.add(" ".join([sentence] * 12), source_id=f"near{i}")
+        kb.add_many({"text": f"granite note {i}", "source_id": str(i)} for i in range(20))
+        query = kb.embedder.embed_query("granite quarry block")  # type: ignore[union-attr]
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        hits = kb.backend.vector_search(lock, query, Filters.build(), 6, 0.0)
+        assert [(h.doc_id, h.chunk_id) for h in hits] == exact_documents(kb, query)[:6]
+        assert len({h.doc_id for h in hits}) == 6

@@ -256,12 +256,18 @@ class VectorStorage(Connected):
         indexed = lock.dimension <= _MAX_INDEXED_DIMENSION
         # The scan's ef_search: EF_SEARCH at least, for recall@10 >= 0.99 against exact
         # (docs/benchmarks.md), widened only when too few of its chunks pass the filter.
-        ef = max(limit, EF_SEARCH)
+        # Of its chunks, the first ``cap`` that pass are joined to their rows.
+        ef, cap = max(limit, EF_SEARCH), 2 * limit
         while indexed and ef <= _MAX_EF_SEARCH:
-            hits, seen = self._nearest(knn, ef, limit)
-            if len(hits) >= limit or seen < ef:
+            hits, seen, near = self._nearest(knn, ef, min(cap, ef), limit)
+            if len(hits) >= limit:
                 return hits
-            ef *= 4
+            if near >= min(cap, ef) and cap < ef:  # documents of many chunks filled the cap
+                cap = ef
+            elif seen < ef:  # the index has no more chunks
+                return hits
+            else:
+                ef *= 4
         # Too few of the nearest chunks pass the filter: rank exactly those that do.
         window = max(limit * 8, 100)
         while True:
@@ -286,31 +292,36 @@ class VectorStorage(Connected):
             for query, limit in zip(queries, limits, strict=True)
         ]
 
-    def _nearest(self, knn: _Knn, ef: int, limit: int) -> tuple[list[ChunkHit], int]:
-        """The best chunk of each of the ``limit`` nearest documents that pass the filter,
-        among the ``ef`` nearest chunks the index finds, and how many it found: one
-        statement, which collapses chunks to documents in the server (the rows of at
-        most ``limit`` documents come back, not ``ef`` chunks)."""
+    def _nearest(
+        self, knn: _Knn, ef: int, cap: int, limit: int
+    ) -> tuple[list[ChunkHit], int, int]:
+        """The best chunk of each of the ``limit`` nearest documents among the first
+        ``cap`` chunks that pass the filter of the ``ef`` nearest the index finds; how
+        many it found, and how many passed (up to ``cap``). One statement: the index
+        scan, then its chunks in order, each joined to its rows only until ``cap``
+        passed, collapsed to documents in the server."""
         query = sql.SQL(
             "WITH ann AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS dist FROM {table} "
-            "ORDER BY dist LIMIT %s), best AS (SELECT DISTINCT ON (c.doc_id) a.chunk_id, "
-            "a.dist, c.doc_id, c.idx, c.start_char, c.end_char, c.heading FROM ann a "
+            "ORDER BY dist LIMIT %s), near AS MATERIALIZED (SELECT a.chunk_id, a.dist, "
+            "c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
+            "FROM (SELECT * FROM ann ORDER BY dist, chunk_id) a "
             "JOIN chunk c ON c.id = a.chunk_id JOIN document d ON d.id = c.doc_id "
-            "WHERE {where} ORDER BY c.doc_id, a.dist, a.chunk_id) "
-            "SELECT n.seen, b.chunk_id, b.dist, b.doc_id, b.idx, b.start_char, b.end_char, "
-            "b.heading FROM (SELECT count(*) AS seen FROM ann) n LEFT JOIN (SELECT * FROM best "
-            "ORDER BY dist, chunk_id LIMIT %s) b ON true ORDER BY b.dist, b.chunk_id"
+            "WHERE {where} ORDER BY a.dist, a.chunk_id LIMIT %s) "
+            "SELECT (SELECT count(*) FROM ann), (SELECT count(*) FROM near), b.* FROM "
+            "(SELECT 1) n LEFT JOIN (SELECT * FROM (SELECT DISTINCT ON (doc_id) * FROM near "
+            "ORDER BY doc_id, dist, chunk_id) u ORDER BY dist, chunk_id LIMIT %s) b ON true "
+            "ORDER BY b.dist, b.chunk_id"
         ).format(table=knn.table, where=knn.where)
         # The index returns at most ef_search rows; the setting ends with the transaction.
         rows = self.read_with(
-            {"hnsw.ef_search": str(ef)}, query, [knn.vector, ef, *knn.params, limit]
+            {"hnsw.ef_search": str(ef)}, query, [knn.vector, ef, *knn.params, cap, limit]
         )
         hits = [
             ChunkHit(str(doc), int(cid), 1.0 - float(dist), chunk_of(idx, start, end, heading))
-            for _, cid, dist, doc, idx, start, end, heading in rows
+            for _, _, cid, dist, doc, idx, start, end, heading in rows
             if cid is not None
         ]
-        return hits, int(rows[0][0]) if rows else 0
+        return hits, int(rows[0][0]), int(rows[0][1])
 
     def _exact(self, knn: _Knn, window: int) -> list[tuple[Any, ...]]:
         # "+ 0" keeps the planner off the HNSW index, which would filter after its top k.
