@@ -127,3 +127,20 @@ def test_documents_whose_chunks_fill_the_first_rows_still_give_the_limit(pg_targ
         hits = kb.backend.vector_search(lock, query, Filters.build(), 6, 0.0)
         assert [(h.doc_id, h.chunk_id) for h in hits] == exact_documents(kb, query)[:6]
         assert len({h.doc_id for h in hits}) == 6
+
+
+def test_a_search_reads_the_lock_once_and_survives_a_rebuild_by_another_handle(
+    pg_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with (
+        trove.open(pg_target, embedder="hash:64") as kb,
+        trove.open(pg_target, embedder="hash:64") as other,
+    ):
+        kb.add_many({"text": f"plain note {i}", "source_id": str(i)} for i in range(30))
+        kb.search("plain note", mode="semantic")
+        sent = statements(monkeypatch)
+        kb.search("plain note", mode="semantic")
+        assert len([s for s in sent if "FROM meta" in s]) == 1  # has_duplicates only
+        other.reembed()  # a new table; the one kb's search took is dropped
+        assert len(kb.search("plain note", mode="semantic", limit=50)) == 30
+        assert kb.backend.vector_lock() == other.backend.vector_lock()

@@ -15,6 +15,7 @@ most ``hnsw.ef_search`` rows).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -27,8 +28,9 @@ from trove.backends.postgres import bulk
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
 from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
-from trove.errors import StoreError
+from trove.errors import EmbedderMismatch, StoreError
 from trove.hits import ChunkHit
+from trove.search import deadline
 from trove.search.filters import Filters
 from trove.search.ranking import collapse
 
@@ -41,6 +43,9 @@ _MAX_EF_SEARCH = 1000
 # of real vectors (docs/benchmarks.md, bench/scale.py --backend postgres).
 EF_SEARCH = 200
 _LOCK_SPACE = 0x54524F57
+# A search takes the embedder lock it last read, up to this old (a round trip less); the
+# lock's table can only be gone if the lock moved on, which the k-NN then finds out.
+_LOCK_TTL_S = 5.0
 
 
 class VectorStorage(Connected):
@@ -48,8 +53,20 @@ class VectorStorage(Connected):
 
     # --- the lock ---------------------------------------------------------------------
 
+    # (when, lock): the lock as last read, what a search may take (see vector_lock).
+    _lock_read: tuple[float, EmbedderLock] | None = None
+
     def vector_lock(self) -> EmbedderLock | None:
-        return read_lock(self.get_meta(LOCK_KEY))
+        """The embedder lock. Inside a search, the one read within the last _LOCK_TTL_S:
+        its table is searched, and if a rebuild dropped it meanwhile the k-NN reads the
+        lock again (vector_search). Writes and everything else read it each time."""
+        seen = self._lock_read
+        in_search = deadline.left() is not None
+        if seen is not None and in_search and time.monotonic() - seen[0] < _LOCK_TTL_S:
+            return seen[1]
+        lock = read_lock(self.get_meta(LOCK_KEY))
+        self._lock_read = None if lock is None else (time.monotonic(), lock)
+        return lock
 
     def lock_vectors(self, spec: str, model_id: str, dimension: int) -> EmbedderLock:
         """Create the first vector table and record the embedder that fills it.
@@ -68,6 +85,7 @@ class VectorStorage(Connected):
             self._index(conn, table, dimension)
             lock = EmbedderLock(spec, model_id, dimension, table)
             self.set_meta(LOCK_KEY, written_lock(lock))
+            self._lock_read = None
             return lock
 
     def begin_rebuild(self, dimension: int) -> str:
@@ -85,6 +103,7 @@ class VectorStorage(Connected):
             old = self.vector_lock()
             self._index(conn, checked_table(lock.table), lock.dimension)
             self.set_meta(LOCK_KEY, written_lock(lock))
+            self._lock_read = None
             if old is not None and old.table != lock.table:
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(old.table)))
 
@@ -250,6 +269,25 @@ class VectorStorage(Connected):
             return []
         if self._set_aside_tables():  # this process's bulk load is over
             self.finish_bulk()
+        try:
+            return self._knn(lock, query, filters, limit, now)
+        except psycopg.errors.UndefinedTable:
+            # The lock this search took was stale: another process rebuilt the vectors.
+            self._lock_read = None
+            fresh = self.vector_lock()
+            if fresh is None or (fresh.model_id, fresh.dimension) != (
+                lock.model_id,
+                lock.dimension,
+            ):
+                raise EmbedderMismatch(
+                    "this store's vectors were rebuilt with another embedder while it was "
+                    "open; open it again"
+                ) from None
+            return self._knn(fresh, query, filters, limit, now)
+
+    def _knn(
+        self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
+    ) -> list[ChunkHit]:
         vector = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
         where, params = filter_sql(filters, now)
         knn = _Knn(sql.Identifier(checked_table(lock.table)), vector, sql.SQL(where), params)
