@@ -58,7 +58,7 @@ import _data
 import _report
 import _vectors
 import trove
-from trove.backends.sqlite.vector_codes import decode
+from trove.backends.sqlite.vector_index.codes import decode
 from trove.embedders.vectorizer import embedding_text
 
 CACHE = _vectors.CACHE
