@@ -108,8 +108,10 @@ def write_section(results: dict[str, Any]) -> None:
     page = PAGE.read_text(encoding="utf-8")
     text = section(results).rstrip("\n") + "\n\n"
     if TITLE in page:
+        # Up to the next heading: the subsections under it are other runs' notes, kept.
         start = page.index(TITLE)
-        end = page.find("\n## ", start + len(TITLE))
+        ends = [page.find(h, start + len(TITLE)) for h in ("\n## ", "\n### ")]
+        end = min((e for e in ends if e >= 0), default=-1)
         page = page[:start] + text + (page[end + 1 :] if end >= 0 else "")
     else:
         at = min(
