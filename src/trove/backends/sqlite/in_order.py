@@ -99,16 +99,25 @@ VISIBLE_SQL = (
     "CREATE INDEX document_visible "
     "ON document (seq, namespace, scope, session_id, deleted_at, expires_at)"
 )
-# Made again with the new bodies (stats.py), not copied.
-_REPLACED = {"document_visible", "doc_tally_bd", "chunk_tally_au", "chunk_tally_ad"}
+# Made again with the new bodies (stats.py), not copied; chunk_hash before the copy.
+_REPLACED = {
+    "document_visible",
+    "doc_tally_bd",
+    "chunk_tally_au",
+    "chunk_tally_ad",
+    "chunk_hash",
+}
 
 
 def m016_in_order_keys(conn: apsw.Connection) -> None:
     """Schema 16: the document table rebuilt with ``seq`` as its rowid (the rowids it had),
     the chunk table with ``doc``; their other indexes and triggers made again as they
-    were, and those named in ``_REPLACED`` made anew. Runs with foreign keys off (schema.py:
-    dropping the old document table must not cascade), and checks the chunks' before it
-    ends. Runs again harmlessly on a file already at 16 (its version set back)."""
+    were, and those named in ``_REPLACED`` made anew. The text hash's index is filled row
+    by row, as writes leave it, not packed by ``CREATE INDEX``: packed full, its pages
+    split at the next writes, ~3.6 pages a new chunk into 1M chunks (1.4 otherwise).
+    Runs with foreign keys off (schema.py: dropping the old document table must not
+    cascade), and checks the chunks' before it ends. Runs again harmlessly on a file
+    already at 16 (its version set back)."""
     kept = [
         str(sql)
         for name, sql in conn.execute(
@@ -133,6 +142,8 @@ def m016_in_order_keys(conn: apsw.Connection) -> None:
         INSERT INTO document_new ({_DOCUMENT_COLUMNS}, seq)
             SELECT {_DOCUMENT_COLUMNS}, rowid FROM document ORDER BY rowid;
         {_CHUNK_SQL}
+        DROP INDEX IF EXISTS chunk_hash;
+        CREATE INDEX chunk_hash ON chunk_new (text_hash);
         INSERT INTO chunk_new ({_CHUNK_COLUMNS}, doc)
             SELECT {", ".join(f"c.{c}" for c in _CHUNK_COLUMNS.split(", "))}, d.seq
             FROM chunk c JOIN document_new d ON d.id = c.doc_id ORDER BY c.id;
