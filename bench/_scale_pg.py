@@ -274,6 +274,7 @@ def _child(args: list[str]) -> dict[str, Any]:
 def run(sizes: list[int], url: str | None, remeasure: bool) -> None:
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"sizes": {}}
     results["machine"] = _data.machine()
+    results["vectors"] = os.environ.get("TROVE_SCALE_VECTORS") or "model"
     queries = _vectors.queries("scifact", "test")
     material = None if remeasure else scale.Material()
     with server(url) as base:

@@ -58,6 +58,7 @@ import _data
 import _report
 import _vectors
 import trove
+from trove.backends.sqlite.vector_index.codes import decode
 from trove.embedders.vectorizer import embedding_text
 
 CACHE = _vectors.CACHE
@@ -256,11 +257,12 @@ def _recall(
     for q, docs, floor in zip(queries, found, kth, strict=True):
         marks = ", ".join("?" * len(docs))
         rows = kb.backend.conn.execute(  # type: ignore[attr-defined]
-            f"SELECT v.embedding FROM chunk c JOIN {lock.table} v ON v.rowid = c.id "
+            f"SELECT v.codes FROM chunk c JOIN {lock.table} v ON v.id = c.id "
             f"WHERE c.doc_id IN ({marks})",
             docs,
         )
-        scores = [float(np.frombuffer(r[0], np.float32) @ q) for r in rows]
+        stored = decode([r[0] for r in rows]) if rows else np.zeros((0, len(q)), np.float32)
+        scores = [float(v @ q) for v in stored]
         shares.append(sum(s >= floor - 1e-6 for s in scores) / K)
     return float(np.mean(shares))
 

@@ -71,11 +71,13 @@ class Snippets(Connected):
             texts = [p.text for p in phrases]
             words += [w for t in texts for w in text_index.words(t)]
             needles += [t for t in texts if has_cjk(t)]
-        query_stems = self.stems(words) if words else {}
-        wanted = {lex for w in words for lex in query_stems.get(w, ())}
-        tokens = {cid: text_index.candidate_spans(t, wanted) for cid, t in texts_by_id.items()}
+        # The query's words and the texts' words that start like them, stemmed in one
+        # round trip (a word and its stem share their first letters: text.candidate_spans).
+        starts = set(words)
+        tokens = {cid: text_index.candidate_spans(t, starts) for cid, t in texts_by_id.items()}
         maybe = {w for spans in tokens.values() for _, _, w in spans}
-        stems = self.stems(sorted(maybe)) if maybe else {}
+        stems = self.stems(sorted(starts | maybe)) if words else {}
+        wanted = {lex for w in words for lex in stems.get(w, ())}
         found = {}
         for cid, text in texts_by_id.items():
             spans: list[tuple[int, int]] = []

@@ -224,12 +224,13 @@ def raw_words(raw: RawQuery) -> list[str]:
     return list(dict.fromkeys(w for p in raw.phrases() for w in words(p.text)))
 
 
-def candidate_spans(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
-    """(start, end, folded word) for the words of ``text`` that may stem to a wanted
-    lexeme. English stemming rewrites endings, so a word and its stem share their first
-    letters; only words that start like a wanted lexeme are worth asking the server about.
+def candidate_spans(text: str, starts: set[str]) -> list[tuple[int, int, str]]:
+    """(start, end, folded word) for the words of ``text`` that may stem as one of
+    ``starts`` (the query's words, or their lexemes) does. English stemming rewrites
+    endings, so a word and its stem share their first letters; only words that start like
+    one of ``starts`` are worth asking the server about.
     """
-    heads = {lexeme[:3] for lexeme in wanted if lexeme}
+    heads = {word[:3] for word in starts if word}
     if not heads:
         return []
     if not text.isascii():

@@ -15,6 +15,7 @@ most ``hnsw.ef_search`` rows).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -25,10 +26,11 @@ from psycopg import sql
 from trove.backends.base import EmbedderLock
 from trove.backends.postgres import bulk
 from trove.backends.postgres.connection import Connected
-from trove.backends.postgres.filters import filter_sql, split_rows
-from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
-from trove.errors import StoreError
+from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
+from trove.backends.vector_lock import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
+from trove.errors import EmbedderMismatch, StoreError
 from trove.hits import ChunkHit
+from trove.search import deadline
 from trove.search.filters import Filters
 from trove.search.ranking import collapse
 
@@ -37,8 +39,13 @@ _TABLE = re.compile(r"chunk_vec_[0-9]+")
 # returns at most ef_search (<= 1,000) rows.
 _MAX_INDEXED_DIMENSION = 2000
 _MAX_EF_SEARCH = 1000
-_MIN_EF_SEARCH = 200
+# ef_search of a k-NN (raised to its limit): recall@10 >= 0.99 against exact at 100k chunks
+# of real vectors (docs/benchmarks.md, bench/scale.py --backend postgres).
+EF_SEARCH = 200
 _LOCK_SPACE = 0x54524F57
+# A search takes the embedder lock it last read, up to this old (a round trip less); the
+# lock's table can only be gone if the lock moved on, which the k-NN then finds out.
+_LOCK_TTL_S = 5.0
 
 
 class VectorStorage(Connected):
@@ -46,8 +53,20 @@ class VectorStorage(Connected):
 
     # --- the lock ---------------------------------------------------------------------
 
+    # (when, lock): the lock as last read, what a search may take (see vector_lock).
+    _lock_read: tuple[float, EmbedderLock] | None = None
+
     def vector_lock(self) -> EmbedderLock | None:
-        return read_lock(self.get_meta(LOCK_KEY))
+        """The embedder lock. Inside a search, the one read within the last _LOCK_TTL_S:
+        its table is searched, and if a rebuild dropped it meanwhile the k-NN reads the
+        lock again (vector_search). Writes and everything else read it each time."""
+        seen = self._lock_read
+        in_search = deadline.left() is not None
+        if seen is not None and in_search and time.monotonic() - seen[0] < _LOCK_TTL_S:
+            return seen[1]
+        lock = read_lock(self.get_meta(LOCK_KEY))
+        self._lock_read = None if lock is None else (time.monotonic(), lock)
+        return lock
 
     def lock_vectors(self, spec: str, model_id: str, dimension: int) -> EmbedderLock:
         """Create the first vector table and record the embedder that fills it.
@@ -66,6 +85,7 @@ class VectorStorage(Connected):
             self._index(conn, table, dimension)
             lock = EmbedderLock(spec, model_id, dimension, table)
             self.set_meta(LOCK_KEY, written_lock(lock))
+            self._lock_read = None
             return lock
 
     def begin_rebuild(self, dimension: int) -> str:
@@ -83,6 +103,7 @@ class VectorStorage(Connected):
             old = self.vector_lock()
             self._index(conn, checked_table(lock.table), lock.dimension)
             self.set_meta(LOCK_KEY, written_lock(lock))
+            self._lock_read = None
             if old is not None and old.table != lock.table:
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(old.table)))
 
@@ -248,20 +269,43 @@ class VectorStorage(Connected):
             return []
         if self._set_aside_tables():  # this process's bulk load is over
             self.finish_bulk()
+        try:
+            return self._knn(lock, query, filters, limit, now)
+        except psycopg.errors.UndefinedTable:
+            # The lock this search took was stale: another process rebuilt the vectors.
+            self._lock_read = None
+            fresh = self.vector_lock()
+            if fresh is None or (fresh.model_id, fresh.dimension) != (
+                lock.model_id,
+                lock.dimension,
+            ):
+                raise EmbedderMismatch(
+                    "this store's vectors were rebuilt with another embedder while it was "
+                    "open; open it again"
+                ) from None
+            return self._knn(fresh, query, filters, limit, now)
+
+    def _knn(
+        self, lock: EmbedderLock, query: np.ndarray, filters: Filters, limit: int, now: float
+    ) -> list[ChunkHit]:
         vector = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
         where, params = filter_sql(filters, now)
         knn = _Knn(sql.Identifier(checked_table(lock.table)), vector, sql.SQL(where), params)
         indexed = lock.dimension <= _MAX_INDEXED_DIMENSION
-        # The window is the scan's ef_search: 200 at least, for recall@10 >= 0.99 against
-        # exact at 100k chunks (40 gave 0.905, 100 0.972, 200 0.993: bench/scale.py
-        # --backend postgres), widened only when too few of its chunks pass the filter.
-        window = max(limit * 2, _MIN_EF_SEARCH)
-        while indexed and window <= _MAX_EF_SEARCH:
-            rows = self._nearest(knn, window)
-            hits = collapse(*split_rows(rows), limit)
-            if len(hits) >= limit or len(rows) < window:
+        # The scan's ef_search: EF_SEARCH at least, for recall@10 >= 0.99 against exact
+        # (docs/benchmarks.md), widened only when too few of its chunks pass the filter.
+        # Of its chunks, the first ``cap`` that pass are joined to their rows.
+        ef, cap = max(limit, EF_SEARCH), 2 * limit
+        while indexed and ef <= _MAX_EF_SEARCH:
+            hits, seen, near = self._nearest(knn, ef, min(cap, ef), limit)
+            if len(hits) >= limit:
                 return hits
-            window *= 4
+            if near >= min(cap, ef) and cap < ef:  # documents of many chunks filled the cap
+                cap = ef
+            elif seen < ef:  # the index has no more chunks
+                return hits
+            else:
+                ef *= 4
         # Too few of the nearest chunks pass the filter: rank exactly those that do.
         window = max(limit * 8, 100)
         while True:
@@ -286,18 +330,36 @@ class VectorStorage(Connected):
             for query, limit in zip(queries, limits, strict=True)
         ]
 
-    def _nearest(self, knn: _Knn, window: int) -> list[tuple[Any, ...]]:
+    def _nearest(
+        self, knn: _Knn, ef: int, cap: int, limit: int
+    ) -> tuple[list[ChunkHit], int, int]:
+        """The best chunk of each of the ``limit`` nearest documents among the first
+        ``cap`` chunks that pass the filter of the ``ef`` nearest the index finds; how
+        many it found, and how many passed (up to ``cap``). One statement: the index
+        scan, then its chunks in order, each joined to its rows only until ``cap``
+        passed, collapsed to documents in the server."""
         query = sql.SQL(
             "WITH ann AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS dist FROM {table} "
-            "ORDER BY embedding <=> %s LIMIT %s) "
-            "SELECT a.chunk_id, 1 - a.dist, c.doc_id, c.idx, c.start_char, c.end_char, "
-            "c.heading, coalesce({where}, false) FROM ann a JOIN chunk c ON c.id = a.chunk_id "
-            "JOIN document d ON d.id = c.doc_id ORDER BY a.dist, a.chunk_id"
+            "ORDER BY dist LIMIT %s), near AS MATERIALIZED (SELECT a.chunk_id, a.dist, "
+            "c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
+            "FROM (SELECT * FROM ann ORDER BY dist, chunk_id) a "
+            "JOIN chunk c ON c.id = a.chunk_id JOIN document d ON d.id = c.doc_id "
+            "WHERE {where} ORDER BY a.dist, a.chunk_id LIMIT %s) "
+            "SELECT (SELECT count(*) FROM ann), (SELECT count(*) FROM near), b.* FROM "
+            "(SELECT 1) n LEFT JOIN (SELECT * FROM (SELECT DISTINCT ON (doc_id) * FROM near "
+            "ORDER BY doc_id, dist, chunk_id) u ORDER BY dist, chunk_id LIMIT %s) b ON true "
+            "ORDER BY b.dist, b.chunk_id"
         ).format(table=knn.table, where=knn.where)
         # The index returns at most ef_search rows; the setting ends with the transaction.
-        return self.read_with(
-            {"hnsw.ef_search": str(window)}, query, [knn.vector, knn.vector, window, *knn.params]
+        rows = self.read_with(
+            {"hnsw.ef_search": str(ef)}, query, [knn.vector, ef, *knn.params, cap, limit]
         )
+        hits = [
+            ChunkHit(str(doc), int(cid), 1.0 - float(dist), chunk_of(idx, start, end, heading))
+            for _, _, cid, dist, doc, idx, start, end, heading in rows
+            if cid is not None
+        ]
+        return hits, int(rows[0][0]), int(rows[0][1])
 
     def _exact(self, knn: _Knn, window: int) -> list[tuple[Any, ...]]:
         # "+ 0" keeps the planner off the HNSW index, which would filter after its top k.

@@ -18,7 +18,7 @@ from trove.backends.sqlite.bulk import insert_chunks, put_many, upsert_sql, writ
 from trove.backends.sqlite.chunk_text import TEXT_OF_C
 from trove.backends.sqlite.connection import BULK_CHECKPOINT_PAGES, Connected, checkpoint_every
 from trove.backends.sqlite.in_order import SEQ_OF_ID as _SEQ
-from trove.backends.sqlite.vector_codes import decode
+from trove.backends.sqlite.vector_index.codes import decode
 from trove.models import DOCUMENT_FIELDS, Chunk, Document, assemble
 from trove.timeutil import to_epoch, to_iso
 

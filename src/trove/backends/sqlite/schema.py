@@ -19,7 +19,7 @@ from trove.backends.sqlite.files import FILE_STATE_SQL
 from trove.backends.sqlite.in_order import m016_in_order_keys
 from trove.backends.sqlite.originals import ORIGINALS_SQL
 from trove.backends.sqlite.stats import TALLY_SQL
-from trove.backends.sqlite.vector_codes import m015_vector_codes
+from trove.backends.sqlite.vector_index.codes import m015_vector_codes
 from trove.errors import NotATroveStore, SchemaTooNew
 from trove.search.cjk import cjk_text
 

@@ -1,0 +1,146 @@
+"""The k-NN of the PostgreSQL backend: one statement finds the nearest chunks (HNSW),
+keeps those the filter allows and collapses them to documents in the server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+
+import trove
+from trove.backends.postgres import vectors
+from trove.backends.postgres.vectors import as_array
+from trove.search.filters import Filters
+
+TOPICS = [
+    "coffee", "tea", "brewing", "kettle", "grinder", "roast",
+    "leaf", "milk", "sugar", "cup", "pot", "water",
+]  # fmt: skip
+
+
+def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The text of every statement sent from now on."""
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def traced(self: psycopg.Cursor, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query.as_string(self) if hasattr(query, "as_string") else str(query))
+        return execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", traced)
+    return sent
+
+
+def exact_documents(kb: trove.Store, query: np.ndarray, **where: str) -> list[tuple[str, int]]:
+    """(document, best chunk) by exact cosine similarity, computed here."""
+    lock = kb.backend.vector_lock()
+    assert lock is not None
+    rows = kb.backend.rows(  # type: ignore[attr-defined]
+        f"SELECT v.chunk_id, c.doc_id, d.source, v.embedding FROM {lock.table} v "
+        "JOIN chunk c ON c.id = v.chunk_id JOIN document d ON d.id = c.doc_id"
+    )
+    scored = sorted(
+        (-float(as_array(vector) @ query), int(cid), str(doc))
+        for cid, doc, source, vector in rows
+        if where.get("source", source) == source
+    )
+    best: dict[str, int] = {}
+    for _, cid, doc in scored:
+        best.setdefault(doc, cid)
+    return list(best.items())
+
+
+def test_a_semantic_search_finds_its_documents_in_one_statement(
+    pg_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        rng = np.random.default_rng(7)
+        kb.add_many(
+            {"text": " ".join(rng.choice(TOPICS, 4, replace=False)), "source_id": str(i)}
+            for i in range(150)
+        )
+        query = kb.embedder.embed_query("coffee brewing")  # type: ignore[union-attr]
+        sent = statements(monkeypatch)
+        hits = kb.search("coffee brewing", mode="semantic", limit=10)
+        assert len([s for s in sent if "<=>" in s]) == 1
+        assert {h.doc_id for h in hits} == {d for d, _ in exact_documents(kb, query)[:10]}
+
+
+def test_documents_of_many_chunks_come_back_once_with_their_best_chunk(pg_target: str) -> None:
+    words = ["granite", "basalt", "marble", "slate", "quartz", "shale"]
+    with trove.open(pg_target, embedder="hash:64", chunk_chars=60, chunk_overlap=0) as kb:
+        for i in range(30):
+            parts = [
+                f"{words[(i + j) % 6]} {words[(i * j) % 6]} stone layer {j}." for j in range(6)
+            ]
+            kb.add(" ".join(parts), source_id=str(i), source="odd" if i % 2 else "even")
+        assert kb.stats().chunks > 3 * kb.stats().documents
+        query = kb.embedder.embed_query("granite marble")  # type: ignore[union-attr]
+        for where in ({}, {"source": "odd"}):
+            hits = kb.backend.vector_search(  # the backend's own ranking, not fused
+                kb.backend.vector_lock(),  # type: ignore[arg-type]
+                query,
+                Filters.build(**where),
+                8,
+                0.0,
+            )
+            expected = exact_documents(kb, query, **where)[:8]
+            assert [(h.doc_id, h.chunk_id) for h in hits] == expected
+
+
+def test_a_filter_that_allows_nothing_finds_nothing(pg_target: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many({"text": f"plain note {i}", "source_id": str(i)} for i in range(30))
+        assert kb.search("plain note", mode="semantic", source="nowhere") == []
+        assert len(kb.search("plain note", mode="semantic", limit=50)) == 30
+
+
+def test_the_index_is_asked_for_ef_search_chunks_or_the_limit(
+    pg_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many({"text": f"plain note {i}", "source_id": str(i)} for i in range(30))
+        seen: list[Any] = []
+        read_with = type(kb.backend).read_with
+
+        def spy(self: Any, settings: dict[str, str], query: Any, params: Any = ()) -> Any:
+            seen.append(settings.get("hnsw.ef_search"))
+            return read_with(self, settings, query, params)
+
+        monkeypatch.setattr(type(kb.backend), "read_with", spy)
+        kb.search("plain note", mode="semantic", limit=5)
+        kb.search("plain note", mode="semantic", limit=vectors.EF_SEARCH + 50)
+    assert seen == [str(vectors.EF_SEARCH), str(vectors.EF_SEARCH + 50)]
+
+
+def test_documents_whose_chunks_fill_the_first_rows_still_give_the_limit(pg_target: str) -> None:
+    with trove.open(pg_target, embedder="hash:64", chunk_chars=40, chunk_overlap=0) as kb:
+        for i in range(3):  # the nearest dozens of chunks are these three documents'
+            sentence = "granite " * (i + 1) + "quarry block."
+            kb.add(" ".join([sentence] * 12), source_id=f"near{i}")
+        kb.add_many({"text": f"granite note {i}", "source_id": str(i)} for i in range(20))
+        query = kb.embedder.embed_query("granite quarry block")  # type: ignore[union-attr]
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        hits = kb.backend.vector_search(lock, query, Filters.build(), 6, 0.0)
+        assert [(h.doc_id, h.chunk_id) for h in hits] == exact_documents(kb, query)[:6]
+        assert len({h.doc_id for h in hits}) == 6
+
+
+def test_a_search_reads_the_lock_once_and_survives_a_rebuild_by_another_handle(
+    pg_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with (
+        trove.open(pg_target, embedder="hash:64") as kb,
+        trove.open(pg_target, embedder="hash:64") as other,
+    ):
+        kb.add_many({"text": f"plain note {i}", "source_id": str(i)} for i in range(30))
+        kb.search("plain note", mode="semantic")
+        sent = statements(monkeypatch)
+        kb.search("plain note", mode="semantic")
+        assert len([s for s in sent if "FROM meta" in s]) == 1  # has_duplicates only
+        other.reembed()  # a new table; the one kb's search took is dropped
+        assert len(kb.search("plain note", mode="semantic", limit=50)) == 30
+        assert kb.backend.vector_lock() == other.backend.vector_lock()
