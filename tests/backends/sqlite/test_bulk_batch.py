@@ -135,7 +135,7 @@ def test_schema_11_file_migrates_to_bulk_batches(tmp_path: Path) -> None:
             "PRAGMA user_version = 11"
         )
     with trove.open(path, embedder=None) as kb:
-        assert kb.stats().schema_version == LATEST_VERSION == 15
+        assert kb.stats().schema_version == LATEST_VERSION == 16
         assert _insert_triggers(kb) == set()
         names = {
             str(r[0])
@@ -167,7 +167,7 @@ def test_schema_12_file_migrates_to_no_insert_triggers(tmp_path: Path) -> None:
         _conn(kb).execute(bulk.BULK_SQL + "PRAGMA user_version = 12")
         assert len(_insert_triggers(kb)) == 4
     with trove.open(path, embedder=None) as kb:
-        assert kb.stats().schema_version == LATEST_VERSION == 15
+        assert kb.stats().schema_version == LATEST_VERSION == 16
         assert _insert_triggers(kb) == set()
         tables = {str(r[0]) for r in _conn(kb).execute("SELECT name FROM sqlite_schema")}
         assert "bulk_batch" not in tables

@@ -36,7 +36,7 @@ def test_a_schema_13_store_migrates_and_reads_as_before(tmp_path: Path) -> None:
     path = tmp_path / "kb.db"
     shutil.copy(FIXTURE, path)
     with trove.open(path, embedder=None) as kb:
-        assert kb.stats().schema_version == LATEST_VERSION == 15
+        assert kb.stats().schema_version == LATEST_VERSION == 16
         _consistent(kb)
         assert _found(kb, "walrus floes") == {"long"}
         assert _found(kb, "otters asleep") == {"md"}

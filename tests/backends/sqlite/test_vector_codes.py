@@ -74,7 +74,7 @@ def test_a_schema_14_store_migrates_its_vec0_tables(tmp_path: Path) -> None:
     shutil.copy(FIXTURE, path)
     before = _fixture_vectors(path)
     with trove.open(path, embedder=EMBEDDER) as kb:
-        assert kb.stats().schema_version == LATEST_VERSION == 15
+        assert kb.stats().schema_version == LATEST_VERSION == 16
         tables = _tables(kb)
         assert sorted(tables) == ["chunk_vec_1", "chunk_vec_2"]  # the unfinished rebuild too
         assert not any("VIRTUAL" in sql.upper() for sql in tables.values())
@@ -98,7 +98,7 @@ def test_a_schema_14_store_migrates_its_vec0_tables(tmp_path: Path) -> None:
         _conn(kb).execute("PRAGMA user_version = 14")  # the migration runs again safely
     assert (tmp_path / "kb.db.trove-index" / "chunk_vec_1.vectors").exists()
     with trove.open(path, embedder=EMBEDDER) as kb:
-        assert kb.stats().schema_version == 15
+        assert kb.stats().schema_version == LATEST_VERSION
         assert kb.backend.vector_count() == 5
         # The index cache saved on close is checked against the ids' index, and used.
         assert kb.search("seals bask rocks", mode="semantic", limit=1)[0].source_id == "new"

@@ -86,9 +86,15 @@ _WORDS = (
 )
 _TALLY = (
     f"INSERT INTO chunk_tally SELECT d.namespace, {_SESSION}, count(*) "
-    "FROM chunk c JOIN document d INDEXED BY document_visible ON d.id = c.doc_id "
+    "FROM chunk c JOIN document d INDEXED BY document_visible ON d.seq = c.doc "
     "WHERE c.id BETWEEN ?1 AND ?2 GROUP BY 1, 2 "
     "ON CONFLICT DO UPDATE SET chunks = chunks + excluded.chunks"
+)
+# A chunk's ``doc`` is its document's ``seq`` (in_order.py), found by the id (?2) on the
+# page the document's write just read.
+_CHUNK_SQL = (
+    f"INSERT INTO chunk (id, {CHUNK_COLUMNS}, doc) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+    "(SELECT seq FROM document WHERE id = ?2))"
 )
 _DOCS_COUNTED = (
     "INSERT INTO doc_tally VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE "
@@ -219,10 +225,11 @@ def _drop_chunks(conn: SerializedConnection, doc_ids: Sequence[str]) -> list[int
     for start in range(0, len(doc_ids), _PART):
         part = tuple(doc_ids[start : start + _PART])
         marks = ", ".join("?" * len(part))
-        found = conn.execute(f"SELECT id FROM chunk WHERE doc_id IN ({marks})", part)
+        docs = f"SELECT seq FROM document WHERE id IN ({marks})"
+        found = conn.execute(f"SELECT id FROM chunk WHERE doc IN ({docs})", part)
         if found:
             dropped.extend(int(r[0]) for r in found)
-            conn.execute(f"DELETE FROM chunk WHERE doc_id IN ({marks})", part)
+            conn.execute(f"DELETE FROM chunk WHERE doc IN ({docs})", part)
     return dropped
 
 
@@ -265,7 +272,7 @@ def _insert_chunks(
     _batch(
         conn,
         lambda: conn.executemany(
-            f"INSERT INTO chunk (id, {CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _CHUNK_SQL,
             params,
         ),
         [(_WORDS, (first, ids[-1])), (_TALLY, (first, ids[-1]))],

@@ -1,6 +1,8 @@
 """SQLite's part of ``trove check`` (:mod:`trove.check`): the file's own integrity check,
-FTS5's for both word indexes, and the contentless word index compared with the chunks'
-text (:func:`~trove.backends.sqlite.chunk_text.word_index_problems`)."""
+FTS5's for both word indexes, each chunk's document id against its document's
+(:func:`~trove.backends.sqlite.in_order.chunk_doc_problems`), and the contentless word
+index compared with the chunks' text
+(:func:`~trove.backends.sqlite.chunk_text.word_index_problems`)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 import apsw
 
 from trove.backends.sqlite.chunk_text import word_index_problems
+from trove.backends.sqlite.in_order import chunk_doc_problems
 from trove.errors import CorruptStore, StoreError
 
 
@@ -30,6 +33,7 @@ def file_problems(conn: Any) -> list[str]:
         except apsw.Error as exc:
             problems.append(f"{table}: {exc}")
     try:
+        problems += chunk_doc_problems(conn)
         problems += word_index_problems(conn)
     except StoreError as exc:  # damage: SQLite's lines above say where
         problems.append(f"chunk_fts: not compared with the chunks ({exc})")

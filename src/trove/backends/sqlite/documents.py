@@ -17,6 +17,7 @@ from trove.backends.rows import (
 from trove.backends.sqlite.bulk import insert_chunks, put_many, upsert_sql, write_documents
 from trove.backends.sqlite.chunk_text import TEXT_OF_C
 from trove.backends.sqlite.connection import BULK_CHECKPOINT_PAGES, Connected, checkpoint_every
+from trove.backends.sqlite.in_order import SEQ_OF_ID as _SEQ
 from trove.backends.sqlite.vector_index.codes import decode
 from trove.models import DOCUMENT_FIELDS, Chunk, Document, assemble
 from trove.timeutil import to_epoch, to_iso
@@ -80,9 +81,9 @@ class DocumentStorage(Connected):
         with self.transaction():
             dropped = [
                 int(r[0])
-                for r in self.conn.execute("SELECT id FROM chunk WHERE doc_id = ?", (doc_id,))
+                for r in self.conn.execute(f"SELECT id FROM chunk WHERE doc = {_SEQ}", (doc_id,))
             ]
-            self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
+            self.conn.execute(f"DELETE FROM chunk WHERE doc = {_SEQ}", (doc_id,))
             ids = insert_chunks(self.conn, doc_id, chunks)
             self._index_changes.chunks(dropped, ids)
             return dropped, ids
@@ -105,8 +106,9 @@ class DocumentStorage(Connected):
         vector = f"(SELECT codes FROM {table} v WHERE v.id = c.id)" if table else "NULL"
         rows = self.conn.execute(
             f"SELECT c.doc_id, c.idx, c.start_char, c.end_char, c.heading, c.head, {TEXT_OF_C}, "
-            f"c.text_hash, {vector} FROM chunk c "
-            "WHERE c.doc_id IN (SELECT value FROM json_each(?)) ORDER BY c.doc_id, c.idx",
+            f"c.text_hash, {vector} FROM json_each(?) AS r "
+            "CROSS JOIN document d ON d.id = r.value CROSS JOIN chunk c ON c.doc = d.seq "
+            "ORDER BY c.doc_id, c.idx",
             (json.dumps(list(doc_ids)),),
         )
         found: dict[str, list[tuple[ChunkRow, np.ndarray | None]]] = {}

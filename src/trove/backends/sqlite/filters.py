@@ -23,8 +23,9 @@ class FilterQueries(Connected):
         """The documents among ``doc_ids`` that pass ``filters``."""
         where, params = filter_sql(filters, now, by_id=True)
         rows = self.conn.execute(
-            "SELECT d.id FROM json_each(?) AS r "
-            "CROSS JOIN document d INDEXED BY document_visible ON d.id = r.value "
+            # The id's own index gives the seq (rowid), the covering index the rest.
+            "SELECT k.id FROM json_each(?) AS r CROSS JOIN document k ON k.id = r.value "
+            "CROSS JOIN document d INDEXED BY document_visible ON d.seq = k.seq "
             f"WHERE {where}",
             (json.dumps(list(doc_ids)), *params),
         )
@@ -84,7 +85,7 @@ def allowed_chunks(
         "SELECT c.id, c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
         # CROSS JOIN fixes the join order: the few ranked ids drive the lookups.
         "FROM json_each(?) AS r CROSS JOIN chunk c ON c.id = r.value "
-        f"CROSS JOIN document d INDEXED BY document_visible ON d.id = c.doc_id WHERE {where}",
+        f"CROSS JOIN document d INDEXED BY document_visible ON d.seq = c.doc WHERE {where}",
         (json.dumps(list(chunk_ids)), *params),
     )
     return {row[0]: (row[1], row[2:]) for row in rows}
@@ -93,7 +94,7 @@ def allowed_chunks(
 def candidate_chunks(conn: SerializedConnection, filters: Filters, now: float) -> list[int]:
     """Every chunk id whose document passes ``filters`` (for a filtered k-NN)."""
     where, params = filter_sql(filters, now)
-    sql = f"SELECT c.id FROM chunk c JOIN document d ON d.id = c.doc_id WHERE {where}"
+    sql = f"SELECT c.id FROM chunk c JOIN document d ON d.seq = c.doc WHERE {where}"
     return [int(r[0]) for r in conn.execute(sql, params)]
 
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 import apsw
 
 from trove.backends.sqlite.connection import Connected
+from trove.backends.sqlite.in_order import SEQ_OF_ID as _SEQ
+from trove.backends.sqlite.in_order import SEQS_OF_IDS as _SEQS
 from trove.errors import StoreError
 
 if TYPE_CHECKING:
@@ -33,9 +35,9 @@ class LifecycleStorage(Connected):
                 )
             ]
             for doc_id in ids:
-                chunks = self.conn.execute("SELECT id FROM chunk WHERE doc_id = ?", (doc_id,))
+                chunks = self.conn.execute(f"SELECT id FROM chunk WHERE doc = {_SEQ}", (doc_id,))
                 self._index_changes.chunks(int(r[0]) for r in chunks)
-                self.conn.execute("DELETE FROM chunk WHERE doc_id = ?", (doc_id,))
+                self.conn.execute(f"DELETE FROM chunk WHERE doc = {_SEQ}", (doc_id,))
                 self.conn.execute("DELETE FROM document WHERE id = ?", (doc_id,))
         return ids
 
@@ -51,14 +53,10 @@ class LifecycleStorage(Connected):
                 )
             ]
             found = json.dumps(ids)
-            chunks = self.conn.execute(
-                "SELECT id FROM chunk WHERE doc_id IN (SELECT value FROM json_each(?))", (found,)
-            )
+            chunks = self.conn.execute(f"SELECT id FROM chunk WHERE doc IN ({_SEQS})", (found,))
             # The indexes hear of the dropped chunks when the transaction commits.
             self._index_changes.chunks(int(r[0]) for r in chunks)
-            self.conn.execute(
-                "DELETE FROM chunk WHERE doc_id IN (SELECT value FROM json_each(?))", (found,)
-            )
+            self.conn.execute(f"DELETE FROM chunk WHERE doc IN ({_SEQS})", (found,))
             self.conn.execute(
                 "DELETE FROM document WHERE id IN (SELECT value FROM json_each(?))", (found,)
             )
@@ -93,7 +91,7 @@ class LifecycleStorage(Connected):
         owners = {
             int(cid): str(doc_id)
             for cid, doc_id in self.conn.execute(
-                "SELECT c.id, c.doc_id FROM chunk c JOIN document d ON d.id = c.doc_id "
+                "SELECT c.id, c.doc_id FROM document d JOIN chunk c ON c.doc = d.seq "
                 "WHERE d.namespace = ?",
                 (namespace,),
             )

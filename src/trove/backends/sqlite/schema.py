@@ -16,6 +16,7 @@ from trove.backends.sqlite.connection import SerializedConnection
 from trove.backends.sqlite.enrich import ENRICHMENT_SQL
 from trove.backends.sqlite.events import event_log_sql
 from trove.backends.sqlite.files import FILE_STATE_SQL
+from trove.backends.sqlite.in_order import m016_in_order_keys
 from trove.backends.sqlite.originals import ORIGINALS_SQL
 from trove.backends.sqlite.stats import TALLY_SQL
 from trove.backends.sqlite.vector_index.codes import m015_vector_codes
@@ -307,8 +308,13 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m013_no_insert_triggers,
     m014_chunk_text_once,
     m015_vector_codes,
+    m016_in_order_keys,
 ]
 LATEST_VERSION = len(MIGRATIONS)
+# Migrations that rebuild a table others reference: they run with foreign keys off (a
+# dropped parent table would cascade), as SQLite's way to change a table's columns asks,
+# and check the keys themselves.
+_REBUILDS_PARENT = {m016_in_order_keys}
 
 
 def migrate(conn: apsw.Connection, current: int) -> None:
@@ -318,17 +324,28 @@ def migrate(conn: apsw.Connection, current: int) -> None:
     opening a new file at once do not both create it.
     """
     for version in range(current + 1, LATEST_VERSION + 1):
-        conn.execute("BEGIN IMMEDIATE")
+        step = MIGRATIONS[version - 1]
+        keys = next(conn.execute("PRAGMA foreign_keys"))[0]
+        if step in _REBUILDS_PARENT:  # outside a transaction, or it does nothing
+            conn.execute("PRAGMA foreign_keys = OFF")
         try:
-            done = next(conn.execute("PRAGMA user_version"))[0] >= version
-            if not done:
-                MIGRATIONS[version - 1](conn)
-                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                conn.execute(f"PRAGMA user_version = {version}")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            _step(conn, version, step)
+        finally:
+            conn.execute(f"PRAGMA foreign_keys = {int(keys)}")
+
+
+def _step(conn: apsw.Connection, version: int, step: Callable[[apsw.Connection], None]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        done = next(conn.execute("PRAGMA user_version"))[0] >= version
+        if not done:
+            step(conn)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {version}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def check_is_trove(conn: SerializedConnection, path: str) -> int:

@@ -60,8 +60,8 @@ class Snippets(Connected):
             # A chunk replaced since it was ranked has no row: its document still counts.
             # At most MAX_CHUNKS chunks: none numbered past them (an index seek; a count
             # per chunk row made a 50 MB text's search quadratic).
-            "LEFT JOIN chunk c ON c.doc_id = d.id AND (c.id = r.value ->> 1 OR "
-            "NOT EXISTS (SELECT 1 FROM chunk x WHERE x.doc_id = d.id AND x.idx >= ?))",
+            "LEFT JOIN chunk c ON c.doc = d.seq AND (c.id = r.value ->> 1 OR "
+            "NOT EXISTS (SELECT 1 FROM chunk x WHERE x.doc = d.seq AND x.idx >= ?))",
             (chars, chars, json.dumps(list(hits)), passage.MAX_CHUNKS),
         )
         documents, texts, candidates = hit_rows(rows, document)

@@ -36,6 +36,8 @@ _DOC_MATCH = (
 )
 _CHUNK_MATCH = "namespace = {row}.namespace AND session = " + _SESSION
 _CHUNKS = "(SELECT count(*) FROM chunk WHERE doc_id = {row}.id)"
+# Schema 16 (in_order.py): a document's chunks by its ``seq``, through their own index.
+_CHUNKS_BY_SEQ = "(SELECT count(*) FROM chunk WHERE doc = {row}.seq)"
 _BYTES = "length(CAST({row}.text AS BLOB))"
 
 
@@ -53,15 +55,15 @@ def _subtract_doc(row: str) -> str:
     ).format(row=row)
 
 
-def _add_chunks(row: str) -> str:
+def _add_chunks(row: str, chunks: str = _CHUNKS) -> str:
     return (
-        f"INSERT INTO chunk_tally VALUES ({{row}}.namespace, {_SESSION}, {_CHUNKS}) "
+        f"INSERT INTO chunk_tally VALUES ({{row}}.namespace, {_SESSION}, {chunks}) "
         "ON CONFLICT DO UPDATE SET chunks = chunks + excluded.chunks;"
     ).format(row=row)
 
 
-def _subtract_chunks(row: str) -> str:
-    return f"UPDATE chunk_tally SET chunks = chunks - {_CHUNKS} WHERE {_CHUNK_MATCH};".format(
+def _subtract_chunks(row: str, chunks: str = _CHUNKS) -> str:
+    return f"UPDATE chunk_tally SET chunks = chunks - {chunks} WHERE {_CHUNK_MATCH};".format(
         row=row
     )
 
@@ -147,6 +149,23 @@ INSERT INTO chunk_tally
 -- Documents that can expire and are not deleted: what stats subtracts once they have.
 CREATE INDEX IF NOT EXISTS document_expiry ON document (expires_at)
     WHERE expires_at IS NOT NULL AND deleted_at IS NULL;
+"""
+# Schema 16 (in_order.py): the triggers of schema 11 that find a document's chunks, or a
+# chunk's document, by the text id, now by ``seq`` (``chunk.doc``); the same counts.
+IN_ORDER_TALLY_SQL = f"""
+DROP TRIGGER IF EXISTS doc_tally_bd;
+DROP TRIGGER IF EXISTS chunk_tally_au;
+DROP TRIGGER IF EXISTS chunk_tally_ad;
+CREATE TRIGGER doc_tally_bd BEFORE DELETE ON document
+BEGIN {_subtract_doc("OLD")} {_subtract_chunks("OLD", _CHUNKS_BY_SEQ)} END;
+CREATE TRIGGER chunk_tally_au AFTER UPDATE OF id, namespace, scope, session_id
+ON document WHEN {_moved("OLD", "NEW")}
+BEGIN {_subtract_chunks("OLD", _CHUNKS_BY_SEQ)} {_add_chunks("NEW", _CHUNKS_BY_SEQ)} END;
+CREATE TRIGGER chunk_tally_ad AFTER DELETE ON chunk BEGIN
+    UPDATE chunk_tally SET chunks = chunks - 1 WHERE (namespace, session) =
+    (SELECT d.namespace, {_SESSION.format(row="d")} FROM document d INDEXED BY document_visible
+    WHERE d.seq = OLD.doc);
+END;
 """
 
 
