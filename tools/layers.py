@@ -44,11 +44,12 @@ LAYERS = {
     # the backends that names a concrete one.
     "trove.opening": "opening",
     # The public API (a facade) and the parts it hands its calls to: a caller's workspace,
-    # the bodies of its writes and searches, ingest's target.
+    # the bodies of its writes and searches, ingest's target, the parts trove.open makes it of.
     "trove.store": "store",
     "trove.store_writes": "store",
     "trove.store_search": "store",
     "trove.store_ingest": "store",
+    "trove.store_parts": "store",
     "trove.workspace": "store",
     # Operations on what a store holds, each given the parts it needs (a backend, the
     # events, the vectorizer), not the store: general ones (transactions, a document's
