@@ -53,16 +53,13 @@ LAYERS = {
     "trove.workspace": "store",
     # Operations on what a store holds, each given the parts it needs (a backend, the
     # events, the vectorizer), not the store: general ones (transactions, a document's
-    # lifecycle, upsert, links), agent memories (use, duplicates, clusters), listing, the
-    # agent loop, query expansion, agents' token bounds.
+    # lifecycle, upsert, links, listing, rechunking), agent memories (use, duplicates,
+    # clusters), the agent loop, query expansion, agents' token bounds.
     "trove.operations": "operations",
     "trove.memory": "operations",
-    "trove.listing": "operations",
     "trove.agent": "operations",
     "trove.enrich": "operations",
     "trove.expansion": "operations",
-    "trove.rechunk": "operations",
-    "trove.chunk_spans": "operations",
     "trove.limits": "operations",
     # Reading files and feeds into a target that writes them.
     "trove.ingest": "ingest",

@@ -9,16 +9,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from trove import listing, store_writes, validate
+from trove import store_writes, validate
 from trove.backends.base import LocalIndexes
 from trove.errors import InvalidQuery, NotFound
 from trove.event_kinds import EVENT_KINDS
 from trove.models import FUSIONS
+from trove.operations import listing
 
 if TYPE_CHECKING:
     from trove import agent, enrich, originals, store_search, workspace, write
     from trove import llm as chat_models
-    from trove import rechunk as rechunking
     from trove.embedders.base import Embedder
     from trove.ingest import ownership
     from trove.ingest.report import IngestReport
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from trove.memory.clusters import Clusters
     from trove.models import Document, Edge, Page, Stats
     from trove.operations import edges, lifecycle, transactions
+    from trove.operations import rechunk as rechunking
     from trove.parts import Memos
     from trove.search import hybrid, request
     from trove.search.variants import SearchResults
@@ -49,7 +50,7 @@ else:
     hybrid = LazyModule("trove.search.hybrid")
     lifecycle = LazyModule("trove.operations.lifecycle")
     originals = LazyModule("trove.originals")
-    rechunking = LazyModule("trove.rechunk")
+    rechunking = LazyModule("trove.operations.rechunk")
     request = LazyModule("trove.search.request")
     ownership = LazyModule("trove.ingest.ownership")
     store_search = LazyModule("trove.store_search")
@@ -380,7 +381,8 @@ class Store(store_writes.StoreWrites):
         **chunking: int,
     ) -> rechunking.RechunkReport:
         """Cut documents (``doc_ids``, or a namespace's, or all) into chunks again with
-        ``chunk_chars``/``chunk_overlap`` (default: this store's); see :mod:`trove.rechunk`."""
+        ``chunk_chars``/``chunk_overlap`` (default: this store's); see
+        :mod:`trove.operations.rechunk`."""
         chunking = {
             "chunk_chars": self.chunk_chars,
             "chunk_overlap": self.chunk_overlap,
