@@ -71,11 +71,12 @@ LAYERS = {
     "trove.operations.own_vectors": "write",
     # What the operations and the store's own bodies need of a store, as protocols.
     "trove.parts": "write",
-    # Rows and indexes: the protocol (backends.base) and the SQLite and PostgreSQL
-    # packages, which speak the search package's vocabulary.
+    # Rows and indexes: the protocol (backends.base), what both backends share (ranking
+    # chunks into documents, filters as SQL), and the SQLite and PostgreSQL packages, which
+    # speak the search package's vocabulary; SQLite's in-memory indexes are its own.
     "trove.backends": "backends",
-    # Search that knows no backend: queries, filters, BM25, fusion, ranking, snippets;
-    # hybrid search takes its retrievers as protocols.
+    # Search that knows no backend: queries, filters, BM25, fusion, snippets; hybrid
+    # search takes its retrievers as protocols.
     "trove.search": "search",
     # Models behind the store: embedders and the optional chat model.
     "trove.embedders": "models",
