@@ -9,8 +9,12 @@ own index cache (the two trees' cache formats may differ). Then, alternating whi
 goes first, a fresh ``python`` per side opens its copy and times its first search in
 ``--mode semantic`` and ``hybrid`` (the cost of opening the cache: mapping it, reading the
 vector table's ids, the first rescoring), then 30 more searches (warm p50). Prints the
-median of each with the load average. bench/coldstart.py times whole CLI commands; this
-isolates the search from Python's start-up, which is most of a command's time.
+median of each with the load average (and of the first query's CPU time in its thread,
+which a shared machine's load moves less than wall time). bench/coldstart.py times whole
+CLI commands; this isolates the search from Python's start-up, which is most of a
+command's time;
+``--cli`` adds that whole time, alternated the same way: exec of ``python -m trove --db X
+search Q --mode M`` to its exit (wall, and the CPU time of the process).
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import bulk
@@ -31,15 +37,16 @@ _CHILD = """
 import json, statistics, sys, time
 import trove
 kb = trove.open(sys.argv[1])
-began = time.perf_counter()
+began, began_cpu = time.perf_counter(), time.thread_time()
 kb.search(sys.argv[2], mode=sys.argv[3], limit=10)
-first = time.perf_counter() - began
+first, first_cpu = time.perf_counter() - began, time.thread_time() - began_cpu
 warm = []
 for i in range(30):
     began = time.perf_counter()
     kb.search(f"{sys.argv[2]} w{i}", mode=sys.argv[3], limit=10)
     warm.append(time.perf_counter() - began)
-print(json.dumps({"first_ms": first * 1000, "warm_ms": statistics.median(warm) * 1000}))
+warm_ms = statistics.median(warm) * 1000
+print(json.dumps({"first_ms": first * 1000, "first_cpu_ms": first_cpu * 1000, "warm_ms": warm_ms}))
 """
 _BUILD = """
 import sys, bulk, trove
@@ -60,12 +67,24 @@ def run(src: str, *argv: str) -> str:
     return done.stdout
 
 
+def timed_cli(src: str, path: Path, query: str, mode: str) -> dict[str, float]:
+    """Wall and CPU milliseconds of one ``trove search`` process, exec to exit."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    run(src, "-m", "trove", "--db", str(path), "search", query, "--mode", mode)
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"cli_ms": wall * 1000, "cli_cpu_ms": cpu * 1000}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline-src", required=True, help="the other tree's src folder")
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=16)
     parser.add_argument("--dir", type=Path, default=Path(__file__).parent / ".cache" / "ab")
+    parser.add_argument("--cli", action="store_true", help="also time whole search commands")
     args = parser.parse_args()
     sides = {"baseline": args.baseline_src, "this": str(Path(__file__).parents[1] / "src")}
     args.dir.mkdir(parents=True, exist_ok=True)
@@ -89,11 +108,21 @@ def main() -> None:
         for mode in ("semantic", "hybrid"):
             for side in list(sides) if r % 2 == 0 else list(sides)[::-1]:
                 out = run(sides[side], "-c", _CHILD, str(stores[side]), query, mode)
-                found.setdefault((side, mode), []).append(json.loads(out.splitlines()[-1]))
+                row = json.loads(out.splitlines()[-1])
+                if args.cli:
+                    row.update(timed_cli(sides[side], stores[side], query, mode))
+                found.setdefault((side, mode), []).append(row)
     for (side, mode), rows in found.items():
         first = statistics.median(row["first_ms"] for row in rows)
         warm = statistics.median(row["warm_ms"] for row in rows)
-        print(f"{side} {mode}: first query {first:.1f} ms, warm p50 {warm:.2f} ms (n={len(rows)})")
+        first_cpu = statistics.median(row["first_cpu_ms"] for row in rows)
+        line = f"{side} {mode}: first query {first:.1f} ms (its thread's CPU {first_cpu:.1f} ms)"
+        line += f", warm p50 {warm:.2f} ms"
+        if args.cli:
+            cli = statistics.median(row["cli_ms"] for row in rows)
+            cpu = statistics.median(row["cli_cpu_ms"] for row in rows)
+            line += f", trove search {cli:.0f} ms (CPU {cpu:.0f} ms)"
+        print(f"{line} (n={len(rows)})")
     print(f"load {load:.1f} -> {os.getloadavg()[0]:.1f}")
 
 

@@ -37,8 +37,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from trove.search import vectors as vectors_module
-from trove.search.vectors import VectorIndex
+from trove.backends.sqlite.vector_index import index as vectors_module
+from trove.backends.sqlite.vector_index.index import VectorIndex
 
 BATCH = 10_000
 K = 10

@@ -1,4 +1,4 @@
-"""Chunks a caller cuts a document into (trove.chunk_spans), on every backend: they are
+"""Chunks a caller cuts a document into (trove.operations.chunk_spans), on every backend: they are
 the chunks stored, searched and embedded; bad spans are refused before anything of the
 batch is written."""
 

@@ -1,5 +1,5 @@
-"""The list cursor (trove.listing encode_cursor / decode_cursor), directly: it round-trips
-(created time, id), is URL-safe, and anything else is an InvalidQuery naming it."""
+"""The list cursor (trove.operations.listing encode_cursor / decode_cursor), directly: it
+round-trips (created time, id), is URL-safe, and anything else is an InvalidQuery naming it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import json
 import pytest
 
 from trove.errors import InvalidQuery
-from trove.listing import decode_cursor, encode_cursor
 from trove.models import Document
+from trove.operations.listing import decode_cursor, encode_cursor
 from trove.timeutil import to_epoch
 
 

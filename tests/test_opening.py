@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 import trove
-from trove.errors import EmbedderError, InvalidInput, StoreError
+from trove.errors import EmbedderError, InvalidInput, InvalidQuery, StoreError
+from trove.opening import accepted_options, assemble
+from trove.store import Store
 
 
 def test_create_false_refuses_a_missing_file(tmp_path: Path) -> None:
@@ -30,6 +32,7 @@ def test_create_false_refuses_a_missing_file(tmp_path: Path) -> None:
         ({"chunk_overlap": 5000}, InvalidInput),
         ({"keyword_weight": 3}, InvalidInput),
         ({"chunk_size": 500}, InvalidInput),
+        ({"fusion": "no-such-fusion"}, InvalidQuery),  # refused by Store, after assemble
     ],
 )
 def test_a_failed_open_leaves_no_file(
@@ -48,6 +51,23 @@ def test_a_failed_open_keeps_an_existing_file(tmp_path: Path) -> None:
         trove.open(path, chunk_chars=5)
     with trove.open(path, embedder=None) as kb:
         assert kb.stats().documents == 1
+
+
+def test_a_store_keeps_the_parts_trove_open_assembles(tmp_path: Path) -> None:
+    with trove.open(tmp_path / "kb.db", embedder=None) as opened:
+        parts = assemble(opened.backend, embedder=None, chunk_chars=300, record_access=False)
+        kb = Store(parts, fusion="rrf")
+        assert (kb.backend, kb.vectors, kb.events) == (parts.backend, parts.vectors, parts.events)
+        assert (kb.access, kb._pool, kb._lock) == (parts.access, parts.pool, parts.lock)
+        assert (kb.chunk_chars, kb.fusion, kb.access.enabled) == (300, "rrf", False)
+        doc_id = kb.add("made of the parts it was handed")
+        assert opened.get(doc_id) is not None  # the one backend both stores share
+        assert not kb.has_embedder
+
+
+def test_trove_open_takes_the_options_of_the_parts_and_of_the_store() -> None:
+    assert {"embedder", "chunk_chars", "record_access", "record_retrievals"} <= accepted_options()
+    assert {"fusion", "keyword_weight", "llm", "busy_timeout_ms"} <= accepted_options()
 
 
 def test_a_closed_store_raises_a_trove_error(tmp_path: Path) -> None:

@@ -44,24 +44,22 @@ LAYERS = {
     # the backends that names a concrete one.
     "trove.opening": "opening",
     # The public API (a facade) and the parts it hands its calls to: a caller's workspace,
-    # the bodies of its writes and searches, ingest's target.
+    # the bodies of its writes and searches, ingest's target, the parts trove.open makes it of.
     "trove.store": "store",
     "trove.store_writes": "store",
     "trove.store_search": "store",
     "trove.store_ingest": "store",
+    "trove.store_parts": "store",
     "trove.workspace": "store",
     # Operations on what a store holds, each given the parts it needs (a backend, the
     # events, the vectorizer), not the store: general ones (transactions, a document's
-    # lifecycle, upsert, links), agent memories (use, duplicates, clusters), listing, the
-    # agent loop, query expansion, agents' token bounds.
+    # lifecycle, upsert, links, listing, rechunking), agent memories (use, duplicates,
+    # clusters), the agent loop, query expansion, agents' token bounds.
     "trove.operations": "operations",
     "trove.memory": "operations",
-    "trove.listing": "operations",
     "trove.agent": "operations",
     "trove.enrich": "operations",
     "trove.expansion": "operations",
-    "trove.rechunk": "operations",
-    "trove.chunk_spans": "operations",
     "trove.limits": "operations",
     # Reading files and feeds into a target that writes them.
     "trove.ingest": "ingest",
@@ -73,11 +71,12 @@ LAYERS = {
     "trove.operations.own_vectors": "write",
     # What the operations and the store's own bodies need of a store, as protocols.
     "trove.parts": "write",
-    # Rows and indexes: the protocol (backends.base) and the SQLite and PostgreSQL
-    # packages, which speak the search package's vocabulary.
+    # Rows and indexes: the protocol (backends.base), what both backends share (ranking
+    # chunks into documents, filters as SQL), and the SQLite and PostgreSQL packages, which
+    # speak the search package's vocabulary; SQLite's in-memory indexes are its own.
     "trove.backends": "backends",
-    # Search that knows no backend: queries, filters, BM25, fusion, ranking, snippets;
-    # hybrid search takes its retrievers as protocols.
+    # Search that knows no backend: queries, filters, BM25, fusion, snippets; hybrid
+    # search takes its retrievers as protocols.
     "trove.search": "search",
     # Models behind the store: embedders and the optional chat model.
     "trove.embedders": "models",

@@ -1,7 +1,8 @@
 """Opening a store: options checked before anything is created, nothing left by a failure.
 
 ``trove.open`` calls :func:`open_store`, which picks the backend from the target (the
-only module above the backends that names a concrete one). A read-only caller passes
+only module above the backends that names a concrete one), assembles the store's parts
+around it (:func:`assemble`) and hands them to ``Store``. A read-only caller passes
 ``create=False`` and gets a clear error for a missing file instead of a new empty
 store; a failed open (an unknown embedder, a bad option) removes the file it created; a
 closed store answers every call with :class:`~trove.errors.StoreError`
@@ -22,7 +23,10 @@ from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from trove.errors import InvalidInput, StoreError
 
 if TYPE_CHECKING:
+    from trove.backends.base import Backend
+    from trove.embedders.vectorizer import EmbedderSpec
     from trove.store import Store
+    from trove.store_parts import StoreParts
 
 # The chunker's own lower bound (ingest.chunking.chunk_text).
 MIN_CHUNK_CHARS = 20
@@ -93,23 +97,63 @@ def open_store(target: str | os.PathLike[str], *, create: bool = True, **options
 def _with(backend: Any, options: dict[str, Any]) -> Store:
     from trove.store import Store
 
+    assembling = _keywords(assemble)
     try:
-        return Store(backend, **options)
+        parts = assemble(backend, **{k: v for k, v in options.items() if k in assembling})
+        return Store(parts, **{k: v for k, v in options.items() if k not in assembling})
     except BaseException:
         backend.close()
         raise
 
 
-def accepted_options() -> frozenset[str]:
-    """What trove.open accepts besides the target: Store's keyword arguments (read from its
-    signature, so a new Store option needs no second list here) and the backend's."""
-    import inspect
+def assemble(
+    backend: Backend,
+    *,
+    embedder: EmbedderSpec = "auto",
+    default_embedder: str = "default",
+    chunk_chars: int = DEFAULT_MAX_CHARS,
+    chunk_overlap: int = DEFAULT_OVERLAP,
+    record_retrievals: bool | None = None,
+    record_access: bool = True,
+) -> StoreParts:
+    """The parts of a store over ``backend``: the vectorizer that locks it to one embedder
+    (``embedder``, or the store's own, or ``default_embedder``), the chunking, the
+    recorder of reads (``record_access``: access counts; ``record_retrievals``: each read
+    a ``retrieved`` event, into the file's event log where there is one; None: as
+    $TROVE_RECORD_RETRIEVALS says, for servers), with fresh events, lock and threads."""
+    from trove.embedders.vectorizer import Vectorizer
+    from trove.memory.access import AccessRecorder, log_reads_to_file
+    from trove.store_parts import StoreParts
 
+    if record_retrievals is None:  # servers: set in the environment they run in
+        record_retrievals = os.environ.get("TROVE_RECORD_RETRIEVALS", "") in ("1", "true")
+    parts = StoreParts(
+        backend=backend,
+        vectors=Vectorizer(backend, embedder, default_embedder),
+        access=AccessRecorder(backend, enabled=record_access),
+        record_retrievals=record_retrievals,
+        chunking=(chunk_chars, chunk_overlap),
+    )
+    if record_retrievals:  # most hosts do not audit reads: only when asked
+        log_reads_to_file(parts.access, backend, parts.events.subscribe)
+    return parts
+
+
+def accepted_options() -> frozenset[str]:
+    """What trove.open accepts besides the target: the keyword arguments of :func:`assemble`
+    and of Store (read from their signatures, so a new option needs no second list here)
+    and the backend's."""
     from trove.store import Store
 
-    parameters = inspect.signature(Store.__init__).parameters
-    store_options = {p.name for p in parameters.values() if p.kind is p.KEYWORD_ONLY}
+    store_options = _keywords(assemble) | _keywords(Store.__init__)
     return frozenset(store_options | {"busy_timeout_ms", "replicas"})
+
+
+def _keywords(function: Any) -> set[str]:
+    import inspect
+
+    parameters = inspect.signature(function).parameters
+    return {p.name for p in parameters.values() if p.kind is p.KEYWORD_ONLY}
 
 
 def _is_int(value: Any) -> bool:

@@ -5,30 +5,20 @@ from __future__ import annotations
 import builtins
 import functools
 import os
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from trove import listing, store_writes, validate
+from trove import store_writes, validate
 from trove.backends.base import LocalIndexes
-from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
-from trove.embedders.vectorizer import AUTO, EmbedderSpec, Vectorizer
 from trove.errors import InvalidQuery, NotFound
 from trove.event_kinds import EVENT_KINDS
-from trove.events import Events
-from trove.expansion_counts import CacheCounts
-from trove.memory.access import AccessRecorder, log_reads_to_file
 from trove.models import FUSIONS
-from trove.rwlock import ReadWriteLock
+from trove.operations import listing
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
-
     from trove import agent, enrich, originals, store_search, workspace, write
     from trove import llm as chat_models
-    from trove import rechunk as rechunking
-    from trove.backends.base import Backend
     from trove.embedders.base import Embedder
     from trove.ingest import ownership
     from trove.ingest.report import IngestReport
@@ -38,9 +28,11 @@ if TYPE_CHECKING:
     from trove.memory.clusters import Clusters
     from trove.models import Document, Edge, Page, Stats
     from trove.operations import edges, lifecycle, transactions
+    from trove.operations import rechunk as rechunking
     from trove.parts import Memos
     from trove.search import hybrid, request
     from trove.search.variants import SearchResults
+    from trove.store_parts import StoreParts
     from trove.workspace import Workspace
     from trove.write import Writer
 else:
@@ -58,7 +50,7 @@ else:
     hybrid = LazyModule("trove.search.hybrid")
     lifecycle = LazyModule("trove.operations.lifecycle")
     originals = LazyModule("trove.originals")
-    rechunking = LazyModule("trove.rechunk")
+    rechunking = LazyModule("trove.operations.rechunk")
     request = LazyModule("trove.search.request")
     ownership = LazyModule("trove.ingest.ownership")
     store_search = LazyModule("trove.store_search")
@@ -72,44 +64,31 @@ class Store(store_writes.StoreWrites):
 
     def __init__(
         self,
-        backend: Backend,
+        parts: StoreParts,
         *,
-        embedder: EmbedderSpec = AUTO,
-        default_embedder: str = "default",
-        chunk_chars: int = DEFAULT_MAX_CHARS,
-        chunk_overlap: int = DEFAULT_OVERLAP,
         fusion: str = "convex",
         keyword_weight: float | None = None,
         author_tier: str = "explicit",
         llm: Any = "env",
-        record_retrievals: bool | None = None,
-        record_access: bool = True,
     ) -> None:
+        """A store over ``parts``, which :func:`trove.open` assembles
+        (:func:`trove.opening.assemble`): the store keeps them and makes none."""
         if fusion not in FUSIONS:
             raise InvalidQuery(f"unknown fusion {fusion!r}; use one of: {', '.join(FUSIONS)}")
-        self.backend = backend
+        self.backend = parts.backend
+        self.vectors = parts.vectors
+        self.events = parts.events
+        self.access = parts.access
+        self.record_retrievals = parts.record_retrievals
+        self.expansion_counts = parts.expansion_counts
+        self._chunking = parts.chunking
+        self._lock = parts.lock
+        self._pool = parts.pool
         self.fusion = fusion
         self.keyword_weight = keyword_weight
         self.author_tier = author_tier
-        self.events = Events()
-        self.vectors = Vectorizer(backend, embedder, default_embedder)
-        self._chunking = (chunk_chars, chunk_overlap)
-        # Servers' request threads: reads together, a write alone (see reading/writing).
-        self._lock = ReadWriteLock()
-        # The agent loop (trove.agent): an LLM only when configured; reads announced
-        # ("retrieved" events) only when asked, since most hosts do not audit reads.
+        # The agent loop (trove.agent): an LLM only when configured.
         self._llm = llm
-        self.expansion_counts = CacheCounts()
-        # Hybrid searches embed and rank the query here while the keyword leg runs; kept
-        # for the store's life (starting a thread per query cost milliseconds).
-        self._pool = SearchPool()
-        if record_retrievals is None:  # servers: set in the environment they run in
-            record_retrievals = os.environ.get("TROVE_RECORD_RETRIEVALS", "") in ("1", "true")
-        self.record_retrievals = record_retrievals
-        # access_count/last_accessed of what reads hand out (record_access=False: not).
-        self.access = AccessRecorder(backend, enabled=record_access)
-        if record_retrievals:  # and into the file's event log, where there is one
-            log_reads_to_file(self.access, backend, self.subscribe)
         # Originals larger than this are refused (None: $TROVE_MAX_ORIGINAL_BYTES or 1 GiB).
         self.max_original_bytes: int | None = None
 
@@ -402,7 +381,8 @@ class Store(store_writes.StoreWrites):
         **chunking: int,
     ) -> rechunking.RechunkReport:
         """Cut documents (``doc_ids``, or a namespace's, or all) into chunks again with
-        ``chunk_chars``/``chunk_overlap`` (default: this store's); see :mod:`trove.rechunk`."""
+        ``chunk_chars``/``chunk_overlap`` (default: this store's); see
+        :mod:`trove.operations.rechunk`."""
         chunking = {
             "chunk_chars": self.chunk_chars,
             "chunk_overlap": self.chunk_overlap,
@@ -474,26 +454,3 @@ class Store(store_writes.StoreWrites):
             include_deleted=include_deleted,
             **filters,
         )
-
-
-class SearchPool:
-    """The threads hybrid searches embed the query in, started at the first one: a
-    keyword search never imports concurrent.futures (with logging: ~25 M instructions
-    of a one-shot command, python bench/coldstart.py)."""
-
-    def __init__(self) -> None:
-        self._executor: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        if self._executor is None:
-            with self._lock:
-                if self._executor is None:
-                    from concurrent.futures import ThreadPoolExecutor  # see the docstring
-
-                    self._executor = ThreadPoolExecutor(4, thread_name_prefix="trove-search")
-        return self._executor.submit(fn, *args, **kwargs)
-
-    def shutdown(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown()

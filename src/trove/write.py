@@ -264,7 +264,8 @@ class Writer:
     ) -> list[WriteResult]:
         """Write documents that were prepared; the last write of an id wins.
         ``given``: the vectors callers brought, by document id; ``cut``: the chunks
-        callers cut them into (:func:`trove.chunk_spans.given_chunks`), by document id."""
+        callers cut them into (:func:`trove.operations.chunk_spans.given_chunks`), by
+        document id."""
         plans = self.plan(docs)
         for doc_id, rows in (cut or {}).items():
             plan = plans[doc_id]

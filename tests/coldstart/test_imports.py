@@ -213,7 +213,7 @@ _NOT_FOR_KEYWORD = (
     # the word index's cache file code: a one-shot query is answered by FTS5
     "trove.backends.sqlite.word_index.cache",
     "trove.backends.sqlite.vector_index.cache",
-    "trove.search.vectors",
+    "trove.backends.sqlite.vector_index.index",
     "secrets",
 )
 

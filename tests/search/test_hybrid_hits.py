@@ -9,13 +9,13 @@ from dataclasses import fields
 from pathlib import Path
 
 import trove
+from trove.backends.ranking import collapse
 from trove.backends.rows import HEADER_COLUMNS, to_document
 from trove.backends.sqlite.documents import _read_list, document
 from trove.models import Chunk, ChunkHit, Document, Hit
 from trove.search.filters import Filters
 from trove.search.hybrid import document_hit
 from trove.search.query import parse
-from trove.search.ranking import collapse
 from trove.timeutil import now
 
 

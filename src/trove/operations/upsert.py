@@ -15,11 +15,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from trove.backends.writes import ChunkRow
-from trove.chunk_spans import given_chunks
 from trove.errors import InvalidInput
 from trove.memory import entry
 from trove.models import Document
 from trove.operations import own_vectors
+from trove.operations.chunk_spans import given_chunks
 from trove.write import ADD_FIELDS, Writer, WriteResult
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ import trove
 from trove.backends.base import EmbedderLock
 from trove.backends.sqlite.vector_index import cache as sqlite_index_cache
 from trove.backends.sqlite.vector_index.cache import LayeredIndex, cache_path
-from trove.search.vectors import VectorIndex
+from trove.backends.sqlite.vector_index.index import VectorIndex
 
 WORDS = [
     "alpha",

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import trove
+from trove.backends.ranking import collapse
 from trove.backends.sqlite import filters as sqlite_filters
 from trove.backends.sqlite.filters import allowed_chunks, filter_sql
 from trove.search.filters import Filters
 from trove.search.query import parse
-from trove.search.ranking import collapse
 
 
 @pytest.fixture

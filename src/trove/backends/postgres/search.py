@@ -21,12 +21,12 @@ from trove.backends.postgres import postings, term_cache
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
+from trove.backends.ranking import collapse, merge_evidence, substring_scores
 from trove.hits import ChunkHit
 from trove.search import bm25
 from trove.search.bounds import SEARCH_BUDGET_S
 from trove.search.filters import Filters
 from trove.search.query import ParsedQuery, RawNode
-from trove.search.ranking import collapse, merge_evidence, substring_scores
 
 # Corpus size and mean lengths (for BM25: one row of corpus_size, kept by writers) are
 # read again at most this often when other processes write (a keyword search reads them

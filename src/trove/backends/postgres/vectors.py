@@ -27,12 +27,12 @@ from trove.backends.base import EmbedderLock
 from trove.backends.postgres import bulk
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
+from trove.backends.ranking import collapse
 from trove.backends.vector_lock import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
 from trove.errors import EmbedderMismatch, StoreError
 from trove.hits import ChunkHit
 from trove.search import deadline
 from trove.search.filters import Filters
-from trove.search.ranking import collapse
 
 _TABLE = re.compile(r"chunk_vec_[0-9]+")
 # pgvector's limits: HNSW indexes vectors of up to 2,000 dimensions and an index scan

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from trove.backends.filter_sql import Dialect, filter_clause
+from trove.backends.ranking import ChunkFields, collapse
 from trove.backends.sqlite.connection import Connected, SerializedConnection
-from trove.search.ranking import ChunkFields, collapse
 
 if TYPE_CHECKING:  # only in signatures
     from trove.hits import ChunkHit

@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from trove.backends.sqlite.chunk_text import TEXT_OF_C, TEXT_OF_C_D
-from trove.backends.sqlite.connection import Connected
-from trove.backends.sqlite.filters import filter_sql, visible_best
-from trove.errors import InvalidQuery
-from trove.models import Chunk
-from trove.search.ranking import (
+from trove.backends.ranking import (
     WIDEN,
     ChunkFields,
     first_window,
     merge_evidence,
     substring_scores,
 )
+from trove.backends.sqlite.chunk_text import TEXT_OF_C, TEXT_OF_C_D
+from trove.backends.sqlite.connection import Connected
+from trove.backends.sqlite.filters import filter_sql, visible_best
+from trove.errors import InvalidQuery
+from trove.models import Chunk
 
 if TYPE_CHECKING:
     from trove import hits

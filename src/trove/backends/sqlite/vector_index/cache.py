@@ -41,7 +41,7 @@ import apsw
 from trove.backends.sqlite.connection import cache_folder
 from trove.backends.sqlite.vector_index.codes import decode
 from trove.backends.sqlite.vector_index.fine_rows import FileRows, split
-from trove.search.vectors import RowWriter, VectorIndex
+from trove.backends.sqlite.vector_index.index import RowWriter, VectorIndex
 
 if TYPE_CHECKING:
     import secrets

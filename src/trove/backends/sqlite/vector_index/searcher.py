@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 import apsw
 import numpy as np
 
+from trove.backends.ranking import WIDEN, ChunkFields, first_window
 from trove.backends.sqlite.filters import (
     allowed_chunks,
     candidate_chunks,
@@ -31,11 +32,10 @@ from trove.backends.sqlite.filters import (
 )
 from trove.backends.sqlite.vector_index import cache as sqlite_index_cache
 from trove.backends.sqlite.vector_index.exact import ExactScan
+from trove.backends.sqlite.vector_index.index import VectorIndex
 from trove.hits import ChunkHit
 from trove.search import deadline
 from trove.search.filters import Filters
-from trove.search.ranking import WIDEN, ChunkFields, first_window
-from trove.search.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from trove.backends.base import EmbedderLock

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import trove
+from trove.backends.sqlite.vector_index import index as vectors
 from trove.backends.sqlite.vector_index.exact import ExactScan
+from trove.backends.sqlite.vector_index.index import VectorIndex
 from trove.errors import InvalidInput
-from trove.search import vectors
 from trove.search.filters import Filters
-from trove.search.vectors import VectorIndex
 
 KS = [10, 0, 1, 200, 37, 5_000]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from trove.backends.ranking import merge_evidence
 from trove.models import Chunk, ChunkHit
-from trove.search.ranking import merge_evidence
 
 
 def test_two_indexes_evidence_adds_up_on_the_better_chunk() -> None:

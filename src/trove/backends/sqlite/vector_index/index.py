@@ -19,7 +19,7 @@ But only the neighbours near the top need the int16 codes: at 1M clustered rows 
 vector_index.py's), int8 for the few thousand candidates, then int16 for the best 10 + 32
 gave the int16-only top 10 for all 200 queries (recall@10 0.994 both), and the best
 300 + 150 the same top 300. So a search reads the int8 codes of many rows and the int16
-codes of a few: an index mapped from a file (index_cache.py) touches half the pages it
+codes of a few: an index mapped from a file (cache.py) touches half the pages it
 did, and reads its few int16 rows rather than mapping them (a serving process's resident
 memory at 1M chunks: the int16 codes alone were 768 MB). Why int16 and not float16: numpy
 converts float16 to float32 many times slower. Coordinates of a unit vector lie in
@@ -62,7 +62,7 @@ _ROTATION_SEED = 0x7A0E
 RowWriter = Callable[[int, "np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray"], None]
 Allocate = Callable[[int], RowWriter]
 # The int16 codes of the given rows, (len(rows), dimension), of an index that keeps them
-# elsewhere (a file: index_cache.py).
+# elsewhere (a file: cache.py).
 FineRows = Callable[["np.ndarray"], "np.ndarray"]
 
 
