@@ -114,14 +114,15 @@ def main() -> None:
         for stale in (coldstart.cache_dir(store), Path(f"{coldstart.cache_dir(store)}-aside")):
             shutil.rmtree(stale, ignore_errors=True)
     load_before = os.getloadavg()[0]
-    a, b = (
-        {k: statistics.median(v) for k, v in side.items()}
-        for side in run(sides, args.rounds, args.queries)
-    )
+    a, b = run(sides, args.rounds, args.queries)
     print(f"{_data.machine()}; load {load_before:.1f}-{os.getloadavg()[0]:.1f}")
-    print(f"{'figure':<22} {'A':>9} {'B':>9} {'B / A':>7}")
+    print(f"{'figure':<18} {'A median':>9} {'B median':>9} {'B / A':>6}   A range, B range")
     for key in a:
-        print(f"{key:<22} {a[key]:>9.3f} {b[key]:>9.3f} {b[key] / a[key]:>7.3f}")
+        mid_a, mid_b = statistics.median(a[key]), statistics.median(b[key])
+        print(
+            f"{key:<18} {mid_a:>9.3f} {mid_b:>9.3f} {mid_b / mid_a:>6.3f}   "
+            f"{min(a[key]):.3f}-{max(a[key]):.3f}, {min(b[key]):.3f}-{max(b[key]):.3f}"
+        )
 
 
 if __name__ == "__main__":
