@@ -35,6 +35,10 @@ import _data
 import coldstart
 
 COLD = ("stats_s", "keyword_s", "hybrid_s")
+# Each side's python imports its own checkout: a PYTHONPATH given to run this script (to
+# its checkout's src) must not reach the other side's processes, which would then run this
+# checkout's trove and migrate the other store's schema.
+_ENV = {k: v for k, v in coldstart._ENV.items() if k != "PYTHONPATH"}
 
 # Opens the store, warms it as a server does, times each mode: one JSON line of p50s.
 _WARM = """
@@ -60,9 +64,15 @@ def warm(python: Path, store: Path, queries: list[str]) -> dict[str, float]:
         check=True,
         capture_output=True,
         text=True,
-        env=coldstart._ENV,
+        env=_ENV,
     ).stdout
     return dict(json.loads(out.splitlines()[-1]))
+
+
+def imports(python: Path) -> str:
+    """Where ``python`` finds trove, as the measured processes will."""
+    argv = [str(python), "-c", "import trove; print(trove.__file__)"]
+    return subprocess.run(argv, check=True, capture_output=True, text=True, env=_ENV).stdout
 
 
 def _caches(store: Path, aside: bool) -> None:
@@ -90,7 +100,7 @@ def run(sides: list[tuple[Path, Path]], rounds: int, count: int) -> list[dict[st
             for i in order:
                 python, store = sides[i]
                 argv = coldstart.commands(store, claims[r % len(claims)], python.parent)[name]
-                wall, cpu = coldstart.timed_cpu(argv)
+                wall, cpu = coldstart.timed_cpu(argv, _ENV)
                 into[i].setdefault(name, []).append(wall)
                 into[i].setdefault(name.removesuffix("_s") + "_cpu_s", []).append(cpu)
         start = (r * count) % len(claims)
@@ -113,6 +123,8 @@ def main() -> None:
     for _, store in sides:  # caches an earlier run left: the first warm process saves new
         for stale in (coldstart.cache_dir(store), Path(f"{coldstart.cache_dir(store)}-aside")):
             shutil.rmtree(stale, ignore_errors=True)
+    for name, (python, store) in zip("AB", sides, strict=True):
+        print(f"{name}: {store} with trove from {imports(python).strip()}", flush=True)
     load_before = os.getloadavg()[0]
     a, b = run(sides, args.rounds, args.queries)
     print(f"{_data.machine()}; load {load_before:.1f}-{os.getloadavg()[0]:.1f}")
