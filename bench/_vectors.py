@@ -140,7 +140,7 @@ def _from_stores() -> dict[str, np.ndarray]:
 
     # Here, not at the top: an older checkout (schema 14 and before, no codes) can still
     # use the cache, as bench/quality.py --vectors does for an A/B of two versions.
-    from trove.backends.sqlite.vector_codes import decode
+    from trove.backends.sqlite.vector_index.codes import decode
 
     found: dict[str, np.ndarray] = {}
     for path in CACHE.glob("*.db"):

@@ -3,13 +3,16 @@ shared title and heading path made score best (issue 30, item 1)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import trove
 from trove.models import Chunk
-from trove.search.passage import Passage, choose
+from trove.search.passage import Passage, best_sentence, choose
 from trove.search.query import parse
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "notes"
@@ -87,3 +90,36 @@ def test_a_tie_goes_to_the_earlier_chunk_not_the_ranked_one() -> None:
     passages = _passages("we ran redis.", "the cache: we kept redis.", "other.")
     chosen = choose(parse("we redis"), {"d": passages}, {"d": 11}, _spans)
     assert chosen.chunks["d"][0] == 10
+
+
+def test_a_lone_chunk_holding_a_term_is_chosen_over_the_ranked_one() -> None:
+    passages = _passages("nothing here.", "still nothing.", "it ran redis.")
+    chosen = choose(parse("redis"), {"d": passages}, {"d": 10}, _spans)
+    assert chosen.chunks["d"][0] == 12
+    assert chosen.snippets == {12: "it ran «redis»."}
+
+
+def _sentence_of_each_match(text: str, spans: list[tuple[int, int]], grams: list[str]) -> int:
+    """best_sentence's definition: a match is in the sentence numbered by how many
+    sentence ends (``.!?。！？；`` or a newline) come before where it starts."""
+    held: dict[int, set[str]] = {}
+    marks = [(s, text[s:e].lower()) for s, e in spans]
+    marks += [(at, g) for g in grams for at in range(len(text)) if text.lower().startswith(g, at)]
+    for at, term in marks:
+        held.setdefault(sum(c in ".!?。！？；\n" for c in text[:at]), set()).add(term)
+    return max(map(len, held.values()), default=0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["we", "Redis", "ran", "it", ".", "!", "\n", "。", "缓存", " "])),
+    st.lists(st.sampled_from(["缓存", "存。"]), max_size=2),
+)
+def test_best_sentence_counts_the_terms_of_each_sentence(
+    pieces: list[str], grams: list[str]
+) -> None:
+    text = " ".join(pieces)
+    spans = [
+        (m.start(), m.end()) for m in re.finditer(r"\b(?:we|redis|ran)\b", text, re.IGNORECASE)
+    ]
+    assert best_sentence(text, spans, grams) == _sentence_of_each_match(text, spans, grams)

@@ -86,8 +86,12 @@ def hit_rows(
             chunks[doc_id] = []
         cid, text, index, start, end, heading = row[_WIDTH + 1 :]
         if cid is not None:
-            chunk = Chunk(index=int(index), start=int(start), end=int(end), heading=str(heading))
-            chunks[doc_id].append(passage.Passage(int(cid), chunk, str(text)))
+            # assemble(): a frozen dataclass's __init__ sets each field by a call (18 chunk
+            # rows of a SciFact search, two objects each)
+            values = {"index": int(index), "start": int(start), "end": int(end)}
+            chunk = assemble(Chunk, {**values, "heading": str(heading)})
+            found = {"chunk_id": int(cid), "chunk": chunk, "text": str(text)}
+            chunks[doc_id].append(assemble(passage.Passage, found))
     return documents, texts, chunks
 
 

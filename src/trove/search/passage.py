@@ -18,7 +18,6 @@ bench/passage.py measures it on CMRC 2018.
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections import Counter
@@ -73,12 +72,7 @@ def choose(
     for doc_id, passages in candidates.items():
         if len(passages) > 1:
             found = {p.chunk_id: terms(p.text, spans[p.chunk_id], grams) for p in passages}
-            sentences = {
-                p.chunk_id: best_sentence(p.text, spans[p.chunk_id], grams)
-                if found[p.chunk_id]
-                else 0
-                for p in passages
-            }
+            sentences = _sentences(passages, found, spans, grams)
             best = _best(passages, found, sentences, ranked.get(doc_id))
         elif passages:  # one chunk (a long document's ranked one): no choice to make
             best = passages[0]
@@ -102,20 +96,45 @@ def terms(text: str, spans: Sequence[tuple[int, int]], grams: Sequence[str]) -> 
 
 def best_sentence(text: str, spans: Sequence[tuple[int, int]], grams: Sequence[str]) -> int:
     """The most distinct query terms one sentence (or line) of ``text`` holds. Each
-    match is placed in its sentence by where it starts (a bisect over the sentence
-    ends: a regex match and a set per sentence cost a hybrid search on SciFact 2 ms)."""
-    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
-    held: dict[int, set[str]] = {}
-    for start, end in spans:
-        held.setdefault(bisect.bisect_right(ends, start), set()).add(text[start:end].lower())
+    match is placed in its sentence by where it starts: the matches in order, a sentence
+    ends between two of them where the text between holds a sentence's end (a search
+    of the few gaps between matches, not of every sentence end: a regex match per
+    sentence and a set per sentence cost a hybrid search on SciFact 2 ms)."""
+    marks = [(start, text[start:end].lower()) for start, end in spans]
     if grams:
         folded = text.lower()
         for gram in grams:
             at = folded.find(gram)
             while at != -1:
-                held.setdefault(bisect.bisect_right(ends, at), set()).add(gram)
+                marks.append((at, gram))
                 at = folded.find(gram, at + 1)
-    return max(map(len, held.values()), default=0)
+    marks.sort()
+    best, previous = 0, 0
+    held: set[str] = set()
+    for at, term in marks:
+        if held and _SENTENCE_END.search(text, previous, at):
+            best, held = max(best, len(held)), set()
+        held.add(term)
+        previous = at
+    return max(best, len(held))
+
+
+def _sentences(
+    passages: Sequence[Passage],
+    found: Mapping[int, set[str]],
+    spans: Mapping[int, Sequence[tuple[int, int]]],
+    grams: Sequence[str],
+) -> dict[int, int]:
+    """:func:`best_sentence` of each passage that holds a term (0 for the others), where
+    two or more do: a lone passage with terms is chosen whatever its sentences hold (its
+    best sentence holds one at least, the others' none), so they are not read."""
+    holding = [p for p in passages if found[p.chunk_id]]
+    if len(holding) < 2:
+        return {p.chunk_id: 1 if found[p.chunk_id] else 0 for p in passages}
+    sentences = dict.fromkeys(found, 0)
+    for p in holding:
+        sentences[p.chunk_id] = best_sentence(p.text, spans[p.chunk_id], grams)
+    return sentences
 
 
 def _best(

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import trove
-from trove.backends.sqlite import index_cache as sqlite_index_cache
-from trove.backends.sqlite.index_cache import LayeredIndex, cache_path
+from trove.backends.base import EmbedderLock
+from trove.backends.sqlite.vector_index import cache as sqlite_index_cache
+from trove.backends.sqlite.vector_index.cache import LayeredIndex, cache_path
 from trove.search.vectors import VectorIndex
 
 WORDS = [
@@ -95,7 +96,7 @@ def test_warm_saves_a_cache_that_a_fresh_open_maps(db_path: Path) -> None:
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
 def test_a_mapped_index_reads_its_int16_codes_rather_than_mapping_them(db_path: Path) -> None:
     # Mapped, a search's int16 rows (anywhere in the file) would soon put every page of
-    # them in the process's resident memory: 768 MB at 1M chunks.
+    # them in the process's resident memory: 384 MB of residuals at 1M chunks.
     _build(db_path, count=2_000)
     truth = _truth(db_path)
     with trove.open(db_path) as kb:
@@ -107,7 +108,7 @@ def test_a_mapped_index_reads_its_int16_codes_rather_than_mapping_them(db_path: 
             truth
         )
         layout = sqlite_index_cache._Layout(len(_searcher(kb)._index), 32, 1, header)
-        fine, codes = (layout.fine, layout.codes), (layout.codes, layout.sketch)
+        fine, codes = (layout.residuals, layout.sketch), (layout.codes, layout.residuals)
         mapped = {fine: 0, codes: 0}
         for line in Path("/proc/self/maps").read_text().splitlines():
             if line.endswith(str(path)):
@@ -118,7 +119,7 @@ def test_a_mapped_index_reads_its_int16_codes_rather_than_mapping_them(db_path: 
                     mapped[part] += max(0, min(first + end - start, part[1]) - max(first, part[0]))
         assert mapped[codes] >= codes[1] - codes[0]  # the int8 codes are mapped
         assert mapped[fine] <= 2 * os.sysconf("SC_PAGE_SIZE")  # at most the pages at its edges
-        assert layout.codes - layout.fine == 2 * 2_000 * 32
+        assert layout.sketch - layout.residuals == 2_000 * 32  # a byte a coordinate
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
@@ -414,3 +415,37 @@ def test_stats_count_the_caches_beside_the_file(db_path: Path) -> None:
         check=True,
     )
     assert ["cache_bytes", str(on_disk)] in [line.split() for line in cli.stdout.splitlines()]
+
+
+def test_the_file_gives_back_the_int16_codes_it_saved_bit_for_bit(tmp_path: Path) -> None:
+    # The file keeps a byte a coordinate (what the int8 code leaves over) and whole rows
+    # only for vectors whose int8 code clips: both read back as the codes that were saved.
+    rng = np.random.default_rng(7)
+    index = VectorIndex(64)
+    spread = rng.standard_normal((300, 64)).astype(np.float32)
+    # Turned back by the rotation, these are near one axis after it: coordinates past
+    # 0.5, which the int8 code clips.
+    peaked = np.tile(index.rotation[:, 3], (5, 1)) + 0.05 * rng.standard_normal((5, 64))
+    vectors = np.concatenate([spread, peaked.astype(np.float32)])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index.add(np.arange(1, 306) * 3, vectors)
+    index.remove([6, 903])
+    lock = EmbedderLock("hash:64", "hash", 64, "chunk_vec_1")
+    path = tmp_path / "chunk_vec_1.vectors"
+    sqlite_index_cache._write(path, "e", lock, index)
+    read = sqlite_index_cache._read(path, "e", lock)
+    assert read is not None
+    everything = np.arange(len(read))
+    saved = index._fine_rows(np.flatnonzero(index._alive[: index._n]))
+    assert np.array_equal(read._fine_rows(everything), saved)
+    assert np.array_equal(read._fine_rows(everything[::-1]), saved[::-1])
+    header = int.from_bytes(path.read_bytes()[8:16], "little")
+    layout = sqlite_index_cache._Layout(303, 64, 1, header)
+    whole = int((np.abs(saved).max(axis=1) > 127.5 * 129).sum())  # clipped by the int8 code
+    assert whole >= 4  # the 4 peaked rows still there
+    assert path.stat().st_size == layout.size(whole) < layout.size(0) + 2 * 64 * 303
+    for q in vectors[:20]:
+        assert read.search(q, 5)[0].tolist() == index.search(q, 5)[0].tolist()
+    with path.open("r+b") as handle:  # a file cut short is not used
+        handle.truncate(layout.size(whole) - 1)
+    assert sqlite_index_cache._read(path, "e", lock) is None

@@ -3,6 +3,7 @@ does not, and rankings equal to an index built from the file."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -11,8 +12,8 @@ import numpy as np
 import pytest
 
 import trove
-from trove.backends.sqlite import word_cache as sqlite_word_cache
-from trove.backends.sqlite.word_cache import cache_path
+from trove.backends.sqlite.word_index import cache as sqlite_word_cache
+from trove.backends.sqlite.word_index.cache import cache_path
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 QUERIES = ["alpha bravo", "delta echo golf", "hotel", "india charlie", "foxtrot alpha"]
@@ -130,3 +131,29 @@ def test_a_restored_older_store_ignores_the_newer_cache(db_path: Path, tmp_path:
     with trove.open(db_path, embedder=None) as kb:  # rebuilt from the file, saved anew
         assert kb.backend.get_meta(sqlite_word_cache.EPOCH_KEY) != epoch
     assert ranked == _truth(db_path)
+
+
+def _tf_types(path: Path) -> set[str]:
+    data = cache_path(str(path)).read_bytes()
+    length = int.from_bytes(data[8:16], "little")
+    header = json.loads(data[24 : 24 + length])
+    return {dtype for name, dtype, _, _ in header["arrays"] if name.endswith(".tf")}
+
+
+@pytest.mark.parametrize("repeats", [3, 300])
+def test_frequencies_stored_narrow_rank_as_the_index_built_from_the_file(
+    db_path: Path, repeats: int
+) -> None:
+    # A byte a frequency when every one is below 256; a word 300 times in one chunk keeps
+    # two bytes. Either way the cached index ranks as the one built from the file.
+    _build(db_path)
+    with trove.open(db_path, embedder=None) as kb:
+        kb.add("xo " * repeats + "zulu", source="t", source_id="many")
+    _warm_answers(db_path)
+    assert _tf_types(db_path) == ({"|u1"} if repeats < 256 else {"<u2"})
+    cached, _ = _warm_answers(db_path)
+    assert cached == _truth(db_path)
+    with trove.open(db_path, embedder=None) as kb:
+        kb.warm()
+        top = kb.search("xo", mode="keyword", limit=1)[0]
+        assert top.doc_id == kb.search("zulu", mode="keyword", limit=1)[0].doc_id

@@ -1,13 +1,14 @@
 """The vector index, persisted beside the store file: opened in milliseconds, shared.
 
 ``<store>.trove-index/<vector table>.vectors`` holds what :class:`VectorIndex` keeps in
-memory (int16 and int8 codes and the sign-bit sketch, rows in id order). A process maps
-the ids, int8 codes and sketch read-only, so every process serving one store shares
-their pages through the OS page cache, and opening it costs reading the vector table's
-list of ids, not the seconds (at 100k chunks) of reading and encoding every vector. The
-int16 codes are read (``pread``) for the few rows a search rescores, not mapped: a
-search's rows are anywhere in the file, so a mapping would soon hold every page of them
-in the process's resident memory (768 MB at 1M chunks).
+memory (int16 and int8 codes and the sign-bit sketch, rows in id order; the int16 codes
+as residuals of the int8 ones, fine_rows.py). A process maps the ids, int8 codes and
+sketch read-only, so every process serving one store shares their pages through the OS
+page cache, and opening it costs reading the vector table's list of ids, not the seconds
+(at 100k chunks) of reading and encoding every vector. The residuals are read (``pread``)
+for the few rows a search rescores, not mapped: a search's rows are anywhere in the
+file, so a mapping would soon hold every page of them in the process's resident memory
+(384 MB at 1M chunks).
 
 It is a cache: the store file stays the truth, deleting the directory loses nothing, and
 a cache that does not match the file is never used. Why a matching one is right:
@@ -31,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import apsw
 
 from trove.backends.sqlite.connection import cache_folder
-from trove.backends.sqlite.vector_codes import decode
+from trove.backends.sqlite.vector_index.codes import decode
+from trove.backends.sqlite.vector_index.fine_rows import FileRows, split
 from trove.search.vectors import RowWriter, VectorIndex
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ else:  # numpy loads where first used: opening a store, stats, keyword search ne
     secrets = LazyModule("secrets")  # with random, hmac and hashlib: for a new cache file
 
 MAGIC = b"TROVEVEC"
-FORMAT = 2  # 2: int8 codes beside the int16 ones
+FORMAT = 3  # 2: int8 codes beside the int16 ones; 3: int16 codes as residuals
 EPOCH_KEY = "vector_cache_epoch"
 # Past this share of rows gone or new since the save, load from the file instead.
 STALE_SHARE = 0.2
@@ -217,16 +218,24 @@ def _vectors_of(
 
 
 class _Layout:
-    """Offsets of the rotation, ids, int16 codes, int8 codes and sketch, and the file's
-    size."""
+    """Offsets of the rotation, ids, int8 codes, residuals and sketch, then of the count
+    of rows kept whole, their row numbers and their int16 codes; the file's size."""
 
     def __init__(self, n: int, dimension: int, words: int, header: int) -> None:
         self.rotation = _aligned(len(MAGIC) + 8 + header)
         self.ids = _aligned(self.rotation + 4 * dimension * dimension)
-        self.fine = _aligned(self.ids + 8 * n)
-        self.codes = _aligned(self.fine + 2 * n * dimension)
-        self.sketch = _aligned(self.codes + n * dimension)
-        self.size = self.sketch + 8 * words * n
+        self.codes = _aligned(self.ids + 8 * n)
+        self.residuals = _aligned(self.codes + n * dimension)
+        self.sketch = _aligned(self.residuals + n * dimension)
+        self.aside = _aligned(self.sketch + 8 * words * n)  # the count, then row numbers
+        self._dimension = dimension
+
+    def whole(self, aside: int) -> int:
+        """Offset of the int16 codes of the ``aside`` rows kept whole."""
+        return _aligned(self.aside + 8 + 8 * aside)
+
+    def size(self, aside: int) -> int:
+        return self.whole(aside) + 2 * self._dimension * aside
 
 
 def _aligned(offset: int) -> int:
@@ -243,6 +252,9 @@ def _write(path: Path, epoch: str, lock: EmbedderLock, index: VectorIndex) -> No
     d = index.dimension
     words = -(-d // 64)
     handles: list[BinaryIO] = []
+    layouts: list[_Layout] = []
+    aside_rows: list[np.ndarray] = []
+    aside_fine: list[np.ndarray] = []
 
     def allocate(n: int) -> RowWriter:
         header = _header(epoch, lock, n)
@@ -252,19 +264,23 @@ def _write(path: Path, epoch: str, lock: EmbedderLock, index: VectorIndex) -> No
         handle.write(MAGIC + len(header).to_bytes(8, "little") + header)
         handle.seek(at.rotation)
         handle.write(np.ascontiguousarray(index.rotation, np.float32).tobytes())
-        handle.truncate(at.size)
+        handle.truncate(at.size(0))
         handle.flush()
+        layouts.append(at)
         fd = handle.fileno()
 
         # Written, not mapped: the pages of a writable mapping would count in this
-        # process's resident memory (the whole file, 1.2 GB at 1M chunks) on top of the
+        # process's resident memory (the whole file, 0.9 GB at 1M chunks) on top of the
         # index being saved.
         def write(
             start: int, ids: np.ndarray, fine: np.ndarray, codes: np.ndarray, sketch: np.ndarray
         ) -> None:
+            residuals, aside = split(fine, codes)
+            aside_rows.append(start + np.flatnonzero(aside))
+            aside_fine.append(fine[aside])
             _write_at(fd, ids.astype(np.int64), at.ids + 8 * start)
-            _write_at(fd, fine, at.fine + 2 * d * start)
             _write_at(fd, codes, at.codes + d * start)
+            _write_at(fd, residuals, at.residuals + d * start)
             for word in range(words):  # a line of the sketch per word
                 _write_at(fd, sketch[word], at.sketch + 8 * (word * n + start))
 
@@ -272,7 +288,13 @@ def _write(path: Path, epoch: str, lock: EmbedderLock, index: VectorIndex) -> No
 
     try:
         index.export(allocate)
-        for handle in handles:
+        for handle, at in zip(handles, layouts, strict=True):
+            rows = np.concatenate([np.zeros(0, np.int64), *aside_rows]).astype(np.int64)
+            fd, count = handle.fileno(), len(rows)
+            _write_at(fd, np.array([count, *rows.tolist()], np.int64), at.aside)
+            if count:
+                _write_at(fd, np.concatenate(aside_fine).astype(np.int16), at.whole(count))
+            os.ftruncate(fd, at.size(count))
             os.fsync(handle.fileno())
     finally:
         for handle in handles:
@@ -315,33 +337,37 @@ def _read(path: Path, epoch: str, lock: EmbedderLock) -> VectorIndex | None:
         return None
     words = -(-d // 64)
     at = _Layout(n, d, words, length)
-    if size != at.size:  # truncated (or grown): not ours to trust
+    aside = _aside_rows(path, at, size, n)
+    if aside is None:  # truncated (or grown): not ours to trust
         return None
     rotation = np.array(np.memmap(path, np.float32, "r", at.rotation, (d, d)))
     if n == 0:
         ids, codes = np.zeros(0, np.int64), np.zeros((0, d), np.int8)
-        return VectorIndex.adopt(
-            ids, _Rows(path, 0, d), codes, np.zeros((words, 0), np.uint64), rotation
-        )
+        rows = FileRows(path, codes, at.residuals, aside, at.whole(0))
+        return VectorIndex.adopt(ids, rows, codes, np.zeros((words, 0), np.uint64), rotation)
     ids = _mapped(path, np.int64, "r", at.ids, (n,))
     if n > 1 and not bool(np.all(ids[1:] > ids[:-1])):
         return None
     codes = _mapped(path, np.int8, "r", at.codes, (n, d))
     sketch = _mapped(path, np.uint64, "r", at.sketch, (words, n))
-    return VectorIndex.adopt(ids, _Rows(path, at.fine, d), codes, sketch, rotation)
+    rows = FileRows(path, codes, at.residuals, aside, at.whole(len(aside)))
+    return VectorIndex.adopt(ids, rows, codes, sketch, rotation)
 
 
-class _Rows:
-    """Rows of the file's int16 codes, read by ``pread`` (a search wants a few dozen to
-    a few hundred of them, ~1 us each); the file stays open while the index does, so a
-    file renamed over it by a later save leaves these rows as they were mapped."""
-
-    def __init__(self, path: Path, offset: int, dimension: int) -> None:
-        self._fd = os.open(path, os.O_RDONLY)
-        weakref.finalize(self, os.close, self._fd)
-        self._offset, self._size, self._dimension = offset, 2 * dimension, dimension
-
-    def __call__(self, rows: np.ndarray) -> np.ndarray:
-        fd, size, offset = self._fd, self._size, self._offset
-        data = b"".join([os.pread(fd, size, offset + size * row) for row in rows.tolist()])
-        return np.frombuffer(data, np.int16).reshape(len(rows), self._dimension)
+def _aside_rows(path: Path, at: _Layout, size: int, n: int) -> np.ndarray | None:
+    """The row numbers kept whole (ascending, each below ``n``), or None when the file's
+    size is not what they and the layout make it."""
+    if size < at.size(0):
+        return None
+    try:
+        with path.open("rb") as handle:
+            handle.seek(at.aside)
+            count = int.from_bytes(handle.read(8), "little")
+            if count > n or size != at.size(count):
+                return None
+            rows = np.frombuffer(handle.read(8 * count), np.int64)
+    except OSError:
+        return None
+    if len(rows) != count or (count and not (rows[0] >= 0 and rows[-1] < n)):
+        return None
+    return rows if bool(np.all(rows[1:] > rows[:-1])) else None
