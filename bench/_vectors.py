@@ -22,7 +22,6 @@ import numpy as np
 
 import _data
 from trove import write as writer
-from trove.backends.sqlite.vector_index.codes import decode
 from trove.embedders import Embedder, get_embedder
 from trove.embedders.vectorizer import embedding_text
 
@@ -138,6 +137,10 @@ def _from_stores() -> dict[str, np.ndarray]:
     """Default-model vectors already in trove stores under bench/.cache, by embedding text."""
     import apsw
     import sqlite_vec
+
+    # Here, not at the top: an older checkout (schema 14 and before, no codes) can still
+    # use the cache, as bench/quality.py --vectors does for an A/B of two versions.
+    from trove.backends.sqlite.vector_index.codes import decode
 
     found: dict[str, np.ndarray] = {}
     for path in CACHE.glob("*.db"):

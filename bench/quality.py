@@ -3,6 +3,7 @@
     python bench/quality.py                      # SciFact test + CMRC 2018 dev, default embedder
     python bench/quality.py --embedder multilingual --datasets cmrc2018
     python bench/quality.py --embedder multilingual --datasets scifact --max-docs 1500
+    python bench/quality.py --vectors --cache /tmp/old-stores   # the cached vectors
 
 Prints nDCG@10, recall@100 and MRR@10 per mode, indexing time against the embedder alone
 on the same chunk texts, and query latency p50/p95 at limit 10 (hybrid includes
@@ -12,6 +13,12 @@ embedding the query). Stores are kept in bench/.cache so a second run skips inde
 too slow to embed the whole of it on this machine (SciFact with ``multilingual``); its
 store is bench/.cache/DATASET-N-EMBEDDER.db and its figures are not comparable with the
 full corpus's.
+
+``--vectors`` builds and searches the default-model stores with the vectors cached by
+bench/_vectors.py (the chunks' and the queries', as bench/peers.py does): no model runs,
+so indexing time is not measured, and two checkouts (``OTHER/bin/python
+bench/quality.py --vectors --cache DIR``, each with its own store folder when their schemas
+differ) are compared on the same vectors.
 """
 
 from __future__ import annotations
@@ -20,9 +27,12 @@ import argparse
 import time
 from pathlib import Path
 
+import numpy as np
+
 import _data
 import trove
 from trove import write as writer
+from trove.embedders import Embedder
 from trove.embedders.vectorizer import embedding_text
 
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -66,6 +76,25 @@ def build(
         "overhead": index_s / embed_s - 1,
         "docs_per_s": len(docs) / index_s,
     }
+
+
+def build_cached(name: str, cache: Path) -> tuple[Path, Embedder]:
+    """A default-model store of the data set built from bench/_vectors.py's vectors, and
+    the embedder that looks them up (the reported split's queries included)."""
+    import _vectors
+
+    chunks, queries = _vectors.corpus(name), _vectors.queries(name, SPLITS[name])
+    embedder = _vectors.CachedEmbedder(
+        chunks.chunk_text + queries.texts, np.concatenate([chunks.vectors, queries.vectors])
+    )
+    path = cache / f"{name}-default.db"
+    if not path.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        with trove.open(path, embedder=embedder) as kb:
+            kb.add_many(corpus(name))
+        if embedder.misses:  # chunked otherwise than bench/_vectors.py: the model ran
+            print(f"{name}: {embedder.misses} chunks were not in the vector cache")
+    return path, embedder
 
 
 def store_name(name: str, max_docs: int = 0) -> str:
@@ -119,10 +148,17 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="rebuild the cached stores")
     parser.add_argument("--max-queries", type=int, default=0, help="only the first N queries")
     parser.add_argument("--max-docs", type=int, default=0, help="a smaller corpus (see above)")
+    parser.add_argument("--vectors", action="store_true", help="the cached vectors (see above)")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="where the --vectors stores are")
     args = parser.parse_args()
-    print(f"machine: {_data.machine()}  embedder: {args.embedder}")
+    print(f"machine: {_data.machine()}  embedder: {args.embedder}  trove: {trove.__file__}")
     for name in args.datasets.split(","):
-        path, indexing = build(name, args.embedder, args.fresh, args.max_docs)
+        options: dict[str, object] = {}
+        if args.vectors:
+            path, options["embedder"] = build_cached(name, args.cache)
+            indexing: dict[str, float] = {}
+        else:
+            path, indexing = build(name, args.embedder, args.fresh, args.max_docs)
         if indexing:
             print(
                 f"{name}: indexed {indexing['docs']:.0f} docs / {indexing['chunks']:.0f} chunks "
@@ -130,7 +166,9 @@ def main() -> None:
                 f"the embedder alone {indexing['embed_only_s']:.1f} s; "
                 f"storage + indexing overhead {indexing['overhead'] * 100:+.1f}%"
             )
-        for mode, figures in evaluate(path, name, SPLITS[name], args.max_queries).items():
+        for mode, figures in evaluate(
+            path, name, SPLITS[name], args.max_queries, **options
+        ).items():
             print(
                 f"{name} {SPLITS[name]} {mode:<8} nDCG@10 {figures['nDCG@10']:.4f}  "
                 f"R@100 {figures['R@100']:.3f}  MRR@10 {figures['RR@10']:.3f}  "
