@@ -96,6 +96,11 @@ def grow(store: str, material: scale.Material, size: int) -> dict[str, float]:
     write_s = 0.0
     began_all = time.perf_counter()
     with trove.open(store, embedder=embedder) as kb:
+        lock = kb.backend.vector_lock()
+        if lock is not None:
+            # A build resumed into a large table still copies with the index set aside
+            # (bulk.py sets it aside only into a small one): built once at the close.
+            kb.backend.__dict__.setdefault("_aside", {})[lock.table] = lock.dimension
         for at in range(start, size, scale.BLOCK):
             docs, block = material.block(at, min(scale.BLOCK, size - at))
             embedder.table = {
