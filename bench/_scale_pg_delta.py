@@ -9,8 +9,8 @@ which must be running with the schema built and indexed). Prints one JSON line: 
 of the write and through the close, the rows left in the vector table's delta at the
 close (0 on code without one), semantic p50/p95 of 50 SciFact claims at limit 10 in a
 fresh reader right after, and the load. The documents are purged afterwards, so the
-schema holds what it held before (with dead rows until vacuum). Run it with
-``PYTHONPATH=src`` for this tree's code, or another tree's ``src`` to compare.
+schema holds what it held before (with dead rows until vacuum). ``--no-delta``: every
+batch into the indexed table, as before delta.py (``DELTA_FROM`` set out of reach).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import _vectors
 import trove
 from _scale_pg import PG_ROOT, target
 from bulk import items
+from trove.backends.postgres import delta
 from trove.embedders.vectorizer import embedding_text
 
 URL = f"postgresql://postgres:@/postgres?host={PG_ROOT / 'data'}"
@@ -62,13 +63,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--no-delta", action="store_true")
     args = parser.parse_args()
+    if args.no_delta:
+        delta.DELTA_FROM = 10**12
     store = target(URL)
     docs = items(args.docs, args.seed, start=30_000_000, dimension=384)
     texts = [embedding_text("", d["text"]) for d in docs]
     plain = [{k: v for k, v in d.items() if k != "vector"} for d in docs]
     embedder = _vectors.CachedEmbedder(texts, [d["vector"] for d in docs], strict=True)  # type: ignore[arg-type]
-    result: dict[str, object] = {"docs": args.docs, "load_before": os.getloadavg()[0]}
+    result: dict[str, object] = {"docs": args.docs, "delta": not args.no_delta}
+    result["load_before"] = os.getloadavg()[0]
     kb = trove.open(store, embedder=embedder)
     result["documents_before"] = kb.stats().documents
     began = time.perf_counter()
