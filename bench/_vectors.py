@@ -22,7 +22,7 @@ import numpy as np
 
 import _data
 from trove import write as writer
-from trove.backends.sqlite.vector_codes import decode
+from trove.backends.sqlite.vector_index.codes import decode
 from trove.embedders import Embedder, get_embedder
 from trove.embedders.vectorizer import embedding_text
 

@@ -3,7 +3,7 @@
     PYTHONPATH=src .venv/bin/python bench/exact_codes.py [--rows 8700] [--queries 300]
 
 Before a store has its vector index, search scores the stored vectors themselves
-(backends/sqlite/exact.py). Since schema 15 they are int16 codes, not float32: this
+(backends/sqlite/vector_index/exact.py). Since schema 15 they are int16 codes, not float32: this
 writes random unit vectors of 384 dimensions (SciFact's count by default: random vectors
 are the hardest case, with the most near-ties) through ``put_vectors``, runs the exact
 scan for random queries and compares its top 10 with float32 cosine's.
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 import trove
-from trove.backends.sqlite.exact import ExactScan
+from trove.backends.sqlite.vector_index.exact import ExactScan
 
 
 def main() -> None:

@@ -51,8 +51,10 @@ LAYERS = {
     "trove.store_ingest": "store",
     "trove.workspace": "store",
     # Operations on what a store holds, each given the parts it needs (a backend, the
-    # events, the vectorizer), not the store: memories and their lifecycle, listing, the
+    # events, the vectorizer), not the store: general ones (transactions, a document's
+    # lifecycle, upsert, links), agent memories (use, duplicates, clusters), listing, the
     # agent loop, query expansion, agents' token bounds.
+    "trove.operations": "operations",
     "trove.memory": "operations",
     "trove.listing": "operations",
     "trove.agent": "operations",
@@ -63,12 +65,12 @@ LAYERS = {
     "trove.limits": "operations",
     # Reading files and feeds into a target that writes them.
     "trove.ingest": "ingest",
-    # The write path: chunk, embed (a memory's own vectors included), hand rows to the
+    # The write path: chunk, embed (a caller's own vectors included), hand rows to the
     # backend in one transaction.
     "trove.write": "write",
     "trove.embedders.vectorizer": "write",
     "trove.memory.entry": "write",
-    "trove.memory.own_vectors": "write",
+    "trove.operations.own_vectors": "write",
     # What the operations and the store's own bodies need of a store, as protocols.
     "trove.parts": "write",
     # Rows and indexes: the protocol (backends.base) and the SQLite and PostgreSQL

@@ -45,11 +45,11 @@ def functions(namespace: dict[str, Any], module: str, *names: str) -> None:
     module that calls a few functions of a heavy one by their bare names::
 
         if TYPE_CHECKING:
-            from trove.backends.sqlite.keyword import quote
+            from trove.backends.sqlite.word_index.fts import quote
         else:
             from trove import lazy
 
-            lazy.functions(globals(), "trove.backends.sqlite.keyword", "quote")
+            lazy.functions(globals(), "trove.backends.sqlite.word_index.fts", "quote")
     """
     for name in names:
         namespace[name] = _first_call(namespace, module, name)

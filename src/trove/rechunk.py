@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from trove.errors import InvalidInput
 from trove.memory import entry
-from trove.memory.own_vectors import CALLER_SPEC
+from trove.operations.own_vectors import CALLER_SPEC
 from trove.parts import Transacting
 from trove.write import Chunker, Writer
 

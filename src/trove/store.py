@@ -33,10 +33,11 @@ if TYPE_CHECKING:
     from trove.ingest import ownership
     from trove.ingest.report import IngestReport
     from trove.llm import ChatModel
-    from trove.memory import atomic, canonical, edges, lifecycle
+    from trove.memory import canonical
     from trove.memory import clusters as cluster_groups
     from trove.memory.clusters import Clusters
     from trove.models import Document, Edge, Page, Stats
+    from trove.operations import edges, lifecycle, transactions
     from trove.parts import Memos
     from trove.search import hybrid, request
     from trove.search.variants import SearchResults
@@ -49,19 +50,19 @@ else:
     from trove.lazy import LazyModule
 
     agent = LazyModule("trove.agent")
-    atomic = LazyModule("trove.memory.atomic")
     canonical = LazyModule("trove.memory.canonical")
     chat_models = LazyModule("trove.llm")
     cluster_groups = LazyModule("trove.memory.clusters")
-    edges = LazyModule("trove.memory.edges")
+    edges = LazyModule("trove.operations.edges")
     enrich = LazyModule("trove.enrich")
     hybrid = LazyModule("trove.search.hybrid")
-    lifecycle = LazyModule("trove.memory.lifecycle")
+    lifecycle = LazyModule("trove.operations.lifecycle")
     originals = LazyModule("trove.originals")
     rechunking = LazyModule("trove.rechunk")
     request = LazyModule("trove.search.request")
     ownership = LazyModule("trove.ingest.ownership")
     store_search = LazyModule("trove.store_search")
+    transactions = LazyModule("trove.operations.transactions")
     workspace = LazyModule("trove.workspace")
     write = LazyModule("trove.write")
 
@@ -235,7 +236,7 @@ class Store(store_writes.StoreWrites):
         return self.events.subscribe(callback, kinds)
 
     def notify(self, kind: str, doc: Document) -> None:
-        if not atomic.defer(self, kind, doc):  # inside kb.transaction(): after the commit
+        if not transactions.defer(self, kind, doc):  # inside kb.transaction(): after the commit
             self.events.emit(kind, doc)
 
     # --- reading ----------------------------------------------------------------------
@@ -376,7 +377,7 @@ class Store(store_writes.StoreWrites):
     @functools.cached_property
     def hybrid_search(self) -> hybrid.HybridSearch:
         """Keyword, semantic and hybrid ranking over this store's parts."""
-        return hybrid.HybridSearch(self, self._pool, lambda: atomic.active(self))
+        return hybrid.HybridSearch(self, self._pool, lambda: transactions.active(self))
 
     @property
     def clusters(self) -> Clusters:

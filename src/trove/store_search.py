@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from trove import agent
 from trove.enrich import with_enrichment
-from trove.memory import own_vectors
+from trove.operations import own_vectors
 from trove.search import budget, deadline, memory_rank
 from trove.search.variants import SearchResults
 from trove.timeutil import now

@@ -2,7 +2,7 @@
 holds, in :class:`StoreWrites`, which ``Store`` inherits (the façade's own module keeps
 its reads, searches and lifecycle; this one holds the bodies of its writes): each
 checks its arguments and hands over to the write path (:class:`trove.write.Writer`,
-through :mod:`trove.memory.upsert`), to :mod:`trove.memory.lifecycle` or to the
+through :mod:`trove.operations.upsert`), to :mod:`trove.operations.lifecycle` or to the
 vectorizer.
 """
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from trove import enrich as enrichment
     from trove import originals
     from trove.ingest import ownership
-    from trove.memory import atomic, lifecycle, upsert
+    from trove.operations import lifecycle, transactions, upsert
     from trove.parts import WithBackend, Writing
     from trove.write import WriteResult
 else:  # loaded at the first write: a store opened to read or count needs none of them
@@ -33,9 +33,9 @@ else:  # loaded at the first write: a store opened to read or count needs none o
     enrichment = LazyModule("trove.enrich")
     originals = LazyModule("trove.originals")
     ownership = LazyModule("trove.ingest.ownership")
-    atomic = LazyModule("trove.memory.atomic")
-    lifecycle = LazyModule("trove.memory.lifecycle")
-    upsert = LazyModule("trove.memory.upsert")
+    lifecycle = LazyModule("trove.operations.lifecycle")
+    transactions = LazyModule("trove.operations.transactions")
+    upsert = LazyModule("trove.operations.upsert")
 
 _log = logging.getLogger("trove")
 
@@ -97,7 +97,7 @@ class StoreWrites:
         (``True``, ``False``, ``"keyword"``, ``"semantic"``) says which indexes hold the
         entry, ``keyword_text``/``semantic_text`` what they index instead of the text
         (see :mod:`trove.memory.entry`); ``vector`` is your own embedding of the entry
-        (see :mod:`trove.memory.own_vectors`).
+        (see :mod:`trove.operations.own_vectors`).
         ``on_conflict`` says what happens to a key already stored: ``replace`` (the
         default) makes this the whole record, ``merge`` changes only the arguments given
         (those not left at their defaults), ``keep`` leaves the stored document as it is.
@@ -201,7 +201,7 @@ class StoreWrites:
         """``with kb.transaction(): ...`` makes the writes inside (adds, updates, deletes,
         links) one transaction: all kept, or none if the block raises. Events are emitted
         after the commit, and not at all on a rollback."""
-        return atomic.transaction(self)
+        return transactions.transaction(self)
 
     def reembed(
         self: Writing,

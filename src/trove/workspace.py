@@ -25,8 +25,8 @@ from trove.ingest.ownership import owning_file
 from trove.limits import check_content
 from trove.memory.canonical import DuplicateGroup
 from trove.memory.clusters import Cluster
-from trove.memory.upsert import Prepared
 from trove.models import Document, Edge, Page, Stats
+from trove.operations.upsert import Prepared
 from trove.originals import Original, OriginalInfo
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class Workspace:
     ) -> Document | None:
         """The document this workspace wrote under a natural key (``source`` and
         ``source_id``, or ``dedupe_key``) in ``scope``, if it can see it; else None."""
-        from trove.memory.lifecycle import key_id  # the write path's modules, at first use
+        from trove.operations.lifecycle import key_id  # the write path's modules, at first use
 
         doc_id = key_id(source, source_id, dedupe_key, self.namespace, scope, self.session)
         return self.get(doc_id)

@@ -27,8 +27,9 @@ from trove.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP, chunk_text
 from trove.embedders.vectorizer import Vectorizer
 from trove.errors import InvalidInput
 from trove.ids import document_id
-from trove.memory import entry, own_vectors
+from trove.memory import entry
 from trove.models import CARRIED_FIELDS, DOCUMENT_FIELDS, STAMP_FIELDS, Chunk, Document, assemble
+from trove.operations import own_vectors
 from trove.search import snippet_text
 from trove.search.filters import SCOPES
 from trove.timeutil import now, to_epoch, to_iso

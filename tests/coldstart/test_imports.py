@@ -194,25 +194,25 @@ _NOT_FOR_STATS = (
     "trove.write",
     "trove.memory.clusters",
     "trove.memory.canonical",
-    "trove.backends.sqlite.word_searcher",
-    "trove.backends.sqlite.index_cache",
+    "trove.backends.sqlite.word_index.searcher",
+    "trove.backends.sqlite.vector_index.cache",
 )
 # What a keyword search must not load: numpy, vectors, the write path, agent memory's
 # clusters and workspaces, query expansion.
 _NOT_FOR_KEYWORD = (
     "numpy",
     "sqlite_vec",
-    "trove.backends.sqlite.semantic",
+    "trove.backends.sqlite.vector_index.searcher",
     "trove.embedders.default",
     "trove.write",
-    "trove.memory.upsert",
+    "trove.operations.upsert",
     "trove.memory.clusters",
     "trove.workspace",
     "trove.expansion",
     "concurrent.futures",  # the thread pool of hybrid search, with logging
     # the word index's cache file code: a one-shot query is answered by FTS5
-    "trove.backends.sqlite.word_cache",
-    "trove.backends.sqlite.index_cache",
+    "trove.backends.sqlite.word_index.cache",
+    "trove.backends.sqlite.vector_index.cache",
     "trove.search.vectors",
     "secrets",
 )
@@ -223,7 +223,7 @@ _NOT_FOR_KEYWORD = (
 # a dataclass or more; a dataclass costs a fresh process about 4 M instructions).
 _NOT_FOR_STATS_EITHER = (
     "trove.search.query",
-    "trove.backends.sqlite.keyword",
+    "trove.backends.sqlite.word_index.fts",
     "trove.search.snippet",
     "trove.backends.postgres.url",
     "trove.search.fusion",
@@ -242,7 +242,12 @@ _NOT_FOR_STATS_S7 = (
     *("trove.search.filters", "trove.hits"),
     *("trove.backends.writes", "trove.backends.file_state"),
     # the chat model's client, links, atomic writes, ingest's ownership: first used there
-    *("trove.llm", "trove.memory.edges", "trove.memory.atomic", "trove.ingest.ownership"),
+    *(
+        "trove.llm",
+        "trove.operations.edges",
+        "trove.operations.transactions",
+        "trove.ingest.ownership",
+    ),
 )
 
 

@@ -1,5 +1,5 @@
 """The raw query syntax (trove.search.query): parsed once into a tree, rendered as FTS5
-(backends/sqlite/keyword.py) with the same matches FTS5 gives the typed text."""
+(backends/sqlite/word_index/fts.py) with the same matches FTS5 gives the typed text."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 import apsw
 import pytest
 
-from trove.backends.sqlite.keyword import raw_match, word_match
+from trove.backends.sqlite.word_index.fts import raw_match, word_match
 from trove.errors import InvalidQuery
 from trove.search.query import And, Field, Near, Not, Or, Phrase, parse, parse_raw
 

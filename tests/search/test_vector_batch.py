@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import trove
-from trove.backends.sqlite.exact import ExactScan
+from trove.backends.sqlite.vector_index.exact import ExactScan
 from trove.errors import InvalidInput
 from trove.search import vectors
 from trove.search.filters import Filters

@@ -1,12 +1,12 @@
 """Listing, the same for both backends: a namespace's documents, newest first, a page at
-a time (the clauses are in :mod:`trove.backends.filters`)."""
+a time (the clauses are in :mod:`trove.backends.filter_sql`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from trove.backends.filters import Dialect, list_clause
+from trove.backends.filter_sql import Dialect, list_clause
 from trove.models import Document
 
 if TYPE_CHECKING:  # only in signatures

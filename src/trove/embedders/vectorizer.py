@@ -33,7 +33,7 @@ EmbedderSpec = str | Embedder | None
 # a later "auto" open stays keyword-only instead of embedding some documents and not
 # others. Vectors (a lock) win over it; ``reembed`` removes it.
 KEYWORD_ONLY = "keyword_only"
-# A store whose vectors are given by the caller (trove.memory.own_vectors.CALLER_SPEC):
+# A store whose vectors are given by the caller (trove.operations.own_vectors.CALLER_SPEC):
 # documents without one are expected, so a keyword-only handle may write there, and an
 # "auto" handle is one: no model made those vectors, so none is loaded.
 _CALLER_SPEC = "caller"

@@ -1,1 +1,2 @@
-"""Agent-memory rules above the backend: upsert modes, atomic groups of writes, hard delete."""
+"""Agent memories: their use (access counts), canonical duplicates, clusters, and the
+entry control and memory fields of one write. General operations are in trove.operations."""

@@ -3,7 +3,7 @@
 FTS5's ``bm25()`` (fts5_aux.c) uses k1 = 1.2 and b = 0.75, and floors a negative idf
 (a term in more than half the rows) at 1e-6. trove ranks with exactly that formula
 wherever it computes BM25 itself: the SQLite in-memory word index
-(backends/sqlite/keyword.py, which must give FTS5's own scores), the PostgreSQL backend's
+(backends/sqlite/word_index/fts.py, which must give FTS5's own scores), the PostgreSQL backend's
 SQL, and the substring fallback's BM25-like score (search/ranking.py).
 
     score = Σ idf · tf · (K1 + 1) / (tf + K1 · (1 − B + B · length / average length))

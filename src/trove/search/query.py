@@ -1,7 +1,7 @@
 """What a person typed, cut into the terms each index answers, and the raw query syntax.
 
 Nothing here is any backend's syntax: the SQLite backend renders these parts as FTS5
-expressions (backends/sqlite/keyword.py), the PostgreSQL backend as ``tsquery``
+expressions (backends/sqlite/word_index/fts.py), the PostgreSQL backend as ``tsquery``
 (backends/postgres/text.py).
 
 A natural-language query becomes an OR of its words (an implicit AND finds almost

@@ -1,5 +1,5 @@
 """BM25 in numpy, shared by the rankers that compute it in this process: SQLite's
-in-memory word index (backends/sqlite/keyword.py, word_topk.py) and the PostgreSQL
+in-memory word index (backends/sqlite/word_index/fts.py, maxscore.py) and the PostgreSQL
 backend's term cache (backends/postgres/term_cache.py).
 
 What a term adds to a row's score, in fts5_aux.c's order of operations (so the same

@@ -172,7 +172,7 @@ def evaluate(
     without a judgment in ``split`` are skipped and counted; ``embedder=None`` allows the
     keyword mode only. A temporary store is removed however the call ends.
     """
-    from trove.memory import upsert  # the write path: loaded when a corpus is
+    from trove.operations import upsert  # the write path: loaded when a corpus is
 
     modes = check_modes(modes, embedder)
     beir = load_beir(dataset, split)

@@ -11,8 +11,8 @@ import apsw
 import pytest
 
 import trove
-from trove.backends.sqlite import keyword
 from trove.backends.sqlite.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS
+from trove.backends.sqlite.word_index import fts as keyword
 from trove.search.query import cjk_grams, parse
 
 pytestmark = pytest.mark.sqlite_only

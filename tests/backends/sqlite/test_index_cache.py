@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import trove
-from trove.backends.sqlite import index_cache as sqlite_index_cache
-from trove.backends.sqlite.index_cache import LayeredIndex, cache_path
+from trove.backends.sqlite.vector_index import cache as sqlite_index_cache
+from trove.backends.sqlite.vector_index.cache import LayeredIndex, cache_path
 from trove.search.vectors import VectorIndex
 
 WORDS = [

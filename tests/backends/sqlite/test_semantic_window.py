@@ -1,6 +1,6 @@
 """Semantic search widens its window when a few documents' chunks crowd the top
-(backends/sqlite/semantic.py): each ranked chunk is checked against the filters once, and
-the hits are those of checking the widest window at once."""
+(backends/sqlite/vector_index/searcher.py): each ranked chunk is checked against the
+filters once, and the hits are those of checking the widest window at once."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import trove
 from trove.backends.sqlite import filters as sqlite_filters
-from trove.backends.sqlite import semantic
+from trove.backends.sqlite.vector_index import searcher as semantic
 
 
 @pytest.fixture

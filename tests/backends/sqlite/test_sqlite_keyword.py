@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import trove
 from helpers.threads import run_threads
-from trove.backends.sqlite import keyword, word_searcher
+from trove.backends.sqlite.word_index import fts as keyword
+from trove.backends.sqlite.word_index import searcher as word_searcher
 from trove.search.query import parse
 
 WORDS = [

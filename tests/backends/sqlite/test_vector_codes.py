@@ -14,9 +14,9 @@ import pytest
 
 import trove
 from trove.backends.sqlite import vectors
-from trove.backends.sqlite.exact import ExactScan
 from trove.backends.sqlite.schema import LATEST_VERSION
-from trove.backends.sqlite.vector_codes import decode, encode
+from trove.backends.sqlite.vector_index.codes import decode, encode
+from trove.backends.sqlite.vector_index.exact import ExactScan
 from trove.check import check
 
 pytestmark = pytest.mark.sqlite_only

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import trove
-from trove.backends.sqlite import word_cache as sqlite_word_cache
-from trove.backends.sqlite.word_cache import cache_path
+from trove.backends.sqlite.word_index import cache as sqlite_word_cache
+from trove.backends.sqlite.word_index.cache import cache_path
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 QUERIES = ["alpha bravo", "delta echo golf", "hotel", "india charlie", "foxtrot alpha"]

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import trove
-from trove.backends.sqlite import keyword, word_topk
+from trove.backends.sqlite.word_index import fts as keyword
+from trove.backends.sqlite.word_index import maxscore as word_topk
 from trove.search.query import parse
 
 

@@ -12,7 +12,7 @@ from psycopg import sql
 
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.vectors import checked_table
-from trove.backends.vectors import LOCK_KEY, read_lock
+from trove.backends.vector_lock import LOCK_KEY, read_lock
 
 # (what is wrong, the query counting it): each counts rows, never lists them all.
 _ORPHANS = (

@@ -8,7 +8,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from trove.backends.filters import Dialect, filter_clause
+from trove.backends.filter_sql import Dialect, filter_clause
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.text import filterable
 from trove.models import Chunk

@@ -26,7 +26,7 @@ from trove.backends.base import EmbedderLock
 from trove.backends.postgres import bulk, delta
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import filter_sql, split_rows
-from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
+from trove.backends.vector_lock import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
 from trove.errors import StoreError
 from trove.hits import ChunkHit
 from trove.search.filters import Filters

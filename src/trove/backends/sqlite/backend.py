@@ -48,13 +48,13 @@ from trove.backends.sqlite.vectors import VectorStorage, load_extension
 from trove.errors import StoreError
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite import word_searcher
     from trove.backends.sqlite.enrich import Enrichments
     from trove.backends.sqlite.events import EventLog
+    from trove.backends.sqlite.word_index import searcher as word_searcher
 else:  # with the word index's cache and numpy: loaded at the first keyword search or write
     from trove.lazy import LazyModule
 
-    word_searcher = LazyModule("trove.backends.sqlite.word_searcher")
+    word_searcher = LazyModule("trove.backends.sqlite.word_index.searcher")
 
 
 class SQLiteBackend(

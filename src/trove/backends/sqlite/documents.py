@@ -17,7 +17,7 @@ from trove.backends.rows import (
 from trove.backends.sqlite.bulk import insert_chunks, put_many, upsert_sql, write_documents
 from trove.backends.sqlite.chunk_text import TEXT_OF_C
 from trove.backends.sqlite.connection import BULK_CHECKPOINT_PAGES, Connected, checkpoint_every
-from trove.backends.sqlite.vector_codes import decode
+from trove.backends.sqlite.vector_index.codes import decode
 from trove.models import DOCUMENT_FIELDS, Chunk, Document, assemble
 from trove.timeutil import to_epoch, to_iso
 

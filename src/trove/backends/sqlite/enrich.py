@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trove.backends.sqlite.keyword import any_of
     from trove.backends.sqlite.parts import SQLiteParts
+    from trove.backends.sqlite.word_index.fts import any_of
 else:  # the query syntax's module loads at the first search, not when a store opens
     from trove import lazy
 
-    lazy.functions(globals(), "trove.backends.sqlite.keyword", "any_of")
+    lazy.functions(globals(), "trove.backends.sqlite.word_index.fts", "any_of")
 
 ENRICHMENT_SQL = """
     CREATE TABLE IF NOT EXISTS enrichment (

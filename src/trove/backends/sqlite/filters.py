@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from trove.backends.filters import Dialect, filter_clause
+from trove.backends.filter_sql import Dialect, filter_clause
 from trove.backends.sqlite.connection import Connected, SerializedConnection
 from trove.search.ranking import ChunkFields, collapse
 

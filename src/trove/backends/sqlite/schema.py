@@ -18,7 +18,7 @@ from trove.backends.sqlite.events import event_log_sql
 from trove.backends.sqlite.files import FILE_STATE_SQL
 from trove.backends.sqlite.originals import ORIGINALS_SQL
 from trove.backends.sqlite.stats import TALLY_SQL
-from trove.backends.sqlite.vector_codes import m015_vector_codes
+from trove.backends.sqlite.vector_index.codes import m015_vector_codes
 from trove.errors import NotATroveStore, SchemaTooNew
 from trove.search.cjk import cjk_text
 

@@ -26,9 +26,9 @@ from trove.search.ranking import (
 
 if TYPE_CHECKING:
     from trove import hits
-    from trove.backends.sqlite.keyword import Ranker, cjk_match, quote, word_match
     from trove.backends.sqlite.readers import Readers
-    from trove.backends.sqlite.word_searcher import WordSearcher
+    from trove.backends.sqlite.word_index.fts import Ranker, cjk_match, quote, word_match
+    from trove.backends.sqlite.word_index.searcher import WordSearcher
     from trove.hits import ChunkHit
     from trove.search.filters import Filters
     from trove.search.query import ParsedQuery
@@ -36,7 +36,9 @@ else:  # the query syntax's module and its dataclasses, and the hits', load at t
     # keyword search
     from trove import lazy
 
-    lazy.functions(globals(), "trove.backends.sqlite.keyword", "cjk_match", "quote", "word_match")
+    lazy.functions(
+        globals(), "trove.backends.sqlite.word_index.fts", "cjk_match", "quote", "word_match"
+    )
     hits = lazy.LazyModule("trove.hits")
 
 # Indexed words tried for one partial query word ("kube" -> "kubernet", "kubectl", ...).

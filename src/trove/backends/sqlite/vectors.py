@@ -4,7 +4,7 @@ The lock (embedder spec, model id, dimension, table) lives in ``meta``. Vectors 
 table named by generation (``chunk_vec_1``, ``chunk_vec_2`` ...): a rebuild fills a new
 table beside the old one and switches the lock in one transaction, so a crash midway
 leaves the old vectors in use. Each table holds a vector once, as int16 codes
-(vector_codes.py, schema 15; sqlite-vec's ``vec0`` tables before).
+(vector_index/codes.py, schema 15; sqlite-vec's ``vec0`` tables before).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import apsw
 from trove.backends.base import EmbedderLock
 from trove.backends.sqlite.chunk_text import TEXT_OF_C_D
 from trove.backends.sqlite.connection import Connected
-from trove.backends.sqlite.vector_codes import (
+from trove.backends.sqlite.vector_index.codes import (
     TABLE,
     TRIGGER,
     decode,
@@ -28,12 +28,12 @@ from trove.backends.sqlite.vector_codes import (
     table_sql,
     trigger_sql,
 )
-from trove.backends.vectors import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
+from trove.backends.vector_lock import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from trove.backends.sqlite.semantic import SemanticSearcher
+    from trove.backends.sqlite.vector_index.searcher import SemanticSearcher
     from trove.hits import ChunkHit
     from trove.search.filters import Filters
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
@@ -66,8 +66,9 @@ _CONTROLLED = (
 class VectorStorage(Connected):
     """Mixin of the SQLite backend: everything about stored vectors.
 
-    k-NN runs in memory (see :mod:`trove.backends.sqlite.semantic`); this process's writes are
-    applied to that index when they commit (:mod:`trove.backends.sqlite.index_changes`).
+    k-NN runs in memory (see :mod:`trove.backends.sqlite.vector_index.searcher`); this
+    process's writes are applied to that index when they commit
+    (:mod:`trove.backends.sqlite.index_changes`).
     """
 
     _searcher: SemanticSearcher | None = None
@@ -97,7 +98,7 @@ class VectorStorage(Connected):
             self._searcher_for(lock).warm()
 
     def _searcher_for(self, lock: EmbedderLock) -> SemanticSearcher:
-        from trove.backends.sqlite.semantic import SemanticSearcher
+        from trove.backends.sqlite.vector_index.searcher import SemanticSearcher
 
         searcher = self._searcher
         if searcher is None or searcher.lock != lock:
@@ -234,7 +235,7 @@ class VectorStorage(Connected):
         if lock is None:
             return 0
         if namespace is None and session is None:  # the whole file: no join needed
-            # SQLite counts the ids' own index (vector_codes.py), not every vector's page.
+            # SQLite counts the ids' own index (vector_index/codes.py), not every vector's page.
             return int(self.conn.execute(f"SELECT count(*) FROM {lock.table}")[0][0])
         sql = (
             "SELECT count(*) FROM chunk c JOIN document d ON d.id = c.doc_id "

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from trove.backends.sqlite.keyword import Ranker, WordIndex, _Segment
+from trove.backends.sqlite.word_index.fts import Ranker, WordIndex, _Segment
 from trove.search.bm25 import IDF_FLOOR, K1
 from trove.search.topk import gain as _gain
 from trove.search.topk import top_window

@@ -6,7 +6,7 @@ postings read-only, so processes serving one store share them, and opening costs
 the chunk ids and the vocabulary rather than tokenizing every chunk (tens of seconds at
 100k chunks on a busy machine).
 
-Why it is never wrong, as for the vector cache (see index_cache.py): a save
+Why it is never wrong, as for the vector cache (see vector_index/cache.py): a save
 commits a fresh epoch to ``meta`` as the file takes its place, and the file is used only
 while the two agree (a restored or replaced store has another epoch); chunk ids are never
 reused and a chunk's text never changes under its id, so the rows the cache shares with
@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trove.backends.sqlite.connection import cache_folder
-from trove.backends.sqlite.index_cache import private_file, save_file
-from trove.backends.sqlite.keyword import WordIndex, _Segment
+from trove.backends.sqlite.vector_index.cache import private_file, save_file
+from trove.backends.sqlite.word_index.fts import WordIndex, _Segment
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from trove.backends.sqlite.keyword import Tokenizer
     from trove.backends.sqlite.parts import SQLiteParts
+    from trove.backends.sqlite.word_index.fts import Tokenizer
 else:  # numpy loads where first used: opening a store, stats, keyword search need none
     from trove.lazy import numpy as np
 

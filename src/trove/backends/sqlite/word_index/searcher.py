@@ -1,4 +1,4 @@
-"""The in-memory word index of one SQLite store (backends/sqlite/keyword.py), kept in
+"""The in-memory word index of one SQLite store (backends/sqlite/word_index/fts.py), kept in
 step with the file.
 
 The file stays the source of truth. :class:`WordSearcher` builds the index from the
@@ -21,21 +21,22 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from trove.backends.sqlite.keyword import SEGMENT_ROWS, Ranker, WordIndex
 from trove.backends.sqlite.schema import word_tokenizer
+from trove.backends.sqlite.word_index.fts import SEGMENT_ROWS, Ranker, WordIndex
 from trove.search import deadline
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from trove.backends.sqlite import word_cache, word_topk
     from trove.backends.sqlite.parts import SQLiteParts
+    from trove.backends.sqlite.word_index import cache as word_cache
+    from trove.backends.sqlite.word_index import maxscore as word_topk
 else:  # numpy, and the cache file code, load when the index is first built
     from trove.lazy import LazyModule
     from trove.lazy import numpy as np
 
-    word_cache = LazyModule("trove.backends.sqlite.word_cache")
-    word_topk = LazyModule("trove.backends.sqlite.word_topk")
+    word_cache = LazyModule("trove.backends.sqlite.word_index.cache")
+    word_topk = LazyModule("trove.backends.sqlite.word_index.maxscore")
 
 # Stores below this many chunks are answered by FTS5 alone unless the index is asked for
 # (Store.warm): there FTS5 takes well under a millisecond. Above it, FTS5's OR query costs

@@ -3,7 +3,7 @@
 A process that has not loaded the vector index (a one-shot CLI command, a fresh MCP
 server) scores every stored vector (or each candidate of a filtered search) against the
 query in numpy, a batch of rows at a time: far quicker than loading the index, which
-takes seconds at 100k chunks. The stored vectors are int16 codes (vector_codes.py), so
+takes seconds at 100k chunks. The stored vectors are int16 codes (codes.py), so
 its scores are within ~1e-5 of float32's cosine.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trove.backends.sqlite.vector_codes import views
+from trove.backends.sqlite.vector_index.codes import views
 
 if TYPE_CHECKING:
     from trove.backends.sqlite.parts import SQLiteParts

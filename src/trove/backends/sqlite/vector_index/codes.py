@@ -1,6 +1,6 @@
 """Stored vectors as int16 codes in a plain table (schema 15).
 
-Search reads the vector index (index_cache.py's file, or the index loaded in memory),
+Search reads the vector index (cache.py's file, or the index loaded in memory),
 never the stored vectors: those are read to build that index, to answer exactly before
 it exists (exact.py), to reuse the vectors of unchanged text, and to copy or export a
 store. None of these needs float32, so a vector is kept once, as a row of
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from trove.backends.vectors import LOCK_KEY, read_lock
+from trove.backends.vector_lock import LOCK_KEY, read_lock
 from trove.errors import CorruptStore
 
 if TYPE_CHECKING:

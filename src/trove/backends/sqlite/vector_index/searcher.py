@@ -2,7 +2,7 @@
 
 The file is the source of truth; a :class:`VectorIndex` (quantized, with exact rescoring)
 makes queries fast. Opening it must not make the first query wait:
-- a cache of the index beside the file (index_cache.py) is mapped in
+- a cache of the index beside the file (cache.py) is mapped in
   milliseconds and shared by every process of the store;
 - without one, sqlite-vec answers by an exact scan (exact.py) while the
   index loads in the background, from the process's second semantic query (a one-shot
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Protocol
 import apsw
 import numpy as np
 
-from trove.backends.sqlite import index_cache as sqlite_index_cache
-from trove.backends.sqlite.exact import ExactScan
 from trove.backends.sqlite.filters import candidate_chunks, filter_sql, visible_best
+from trove.backends.sqlite.vector_index import cache as sqlite_index_cache
+from trove.backends.sqlite.vector_index.exact import ExactScan
 from trove.hits import ChunkHit
 from trove.search import deadline
 from trove.search.filters import Filters
@@ -75,7 +75,7 @@ def _search_many(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Each query's ``ks[i]`` nearest chunks, in one pass of each layer of the index: a
     cached index is a mapped base and an overlay of later rows, merged per query as
-    LayeredIndex.search merges them (kept here while index_cache.py is rewritten)."""
+    LayeredIndex.search merges them (kept here while cache.py is rewritten)."""
     if len(ks) == 1:  # a plain query: one search
         return [index.search(queries[0], ks[0])]
     if not isinstance(index, sqlite_index_cache.LayeredIndex):

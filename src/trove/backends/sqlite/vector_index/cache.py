@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import apsw
 
 from trove.backends.sqlite.connection import cache_folder
-from trove.backends.sqlite.vector_codes import decode
+from trove.backends.sqlite.vector_index.codes import decode
 from trove.search.vectors import RowWriter, VectorIndex
 
 if TYPE_CHECKING:

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from trove.backends.writes import ChunkRow
 from trove.chunk_spans import given_chunks
 from trove.errors import InvalidInput
-from trove.memory import entry, own_vectors
+from trove.memory import entry
 from trove.models import Document
+from trove.operations import own_vectors
 from trove.write import ADD_FIELDS, Writer, WriteResult
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ UPDATABLE = frozenset(
 
 
 # What an item brings beside its fields, to the write rather than the document: its own
-# vector (trove.memory.own_vectors) and the chunks it was cut into (write.given_chunks).
+# vector (trove.operations.own_vectors) and the chunks it was cut into (write.given_chunks).
 _RIDING = frozenset({"vector", "chunks"})
 
 
