@@ -155,3 +155,32 @@ def test_a_rebuild_with_a_delta_drops_it_with_the_old_table(pg_target: str, pg_u
         assert old is not None and lock is not None and lock.table != old.table
         assert sum(counts(pg_url, pg_target, kb)) == 30
         assert semantic(kb, QUERIES) == before
+
+
+@pytest.mark.usefixtures("into_delta")
+def test_two_writers_folding_and_deleting_at_once_lose_and_double_nothing(
+    pg_target: str, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(delta, "FOLD_ROWS", 5)  # many small folds between the writes
+    with (
+        trove.open(pg_target, embedder="hash:64") as one,
+        trove.open(pg_target, embedder="hash:64") as two,
+    ):
+        for start in range(0, 120, 20):
+            one.add_many(notes(10, start=start), batch_size=10)
+            two.add_many(notes(10, start=start + 10), batch_size=10)
+            gone = one.get_by_key("t", str(start + 3))
+            assert gone is not None
+            two.purge([gone.id])  # its vector, wherever it is by now, goes with it
+        deadline = time.monotonic() + 60
+        while counts(pg_url, pg_target, one)[1] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert counts(pg_url, pg_target, one) == (114, 0)
+        lock = one.backend.vector_lock()
+        assert lock is not None
+        row = one.backend.one(  # type: ignore[attr-defined]
+            f"SELECT count(DISTINCT chunk_id), count(*) FROM {lock.table}"
+        )
+        assert row == (114, 114)
+        assert check(one).problems == []
+        assert len(one.search("dogs", mode="semantic", limit=200)) == 114
