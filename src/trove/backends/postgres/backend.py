@@ -104,6 +104,7 @@ class PostgresBackend(
 
     def close(self) -> None:
         try:
+            self.stop_folding()  # a delta's rest stays, searched exactly (delta.py)
             self.finish_bulk()  # indexes set aside for a bulk load, built again
         finally:
             if self.replicas is not None:

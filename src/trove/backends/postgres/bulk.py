@@ -61,8 +61,14 @@ def missing_index(conn: psycopg.Connection, table: str, state: dict[str, object]
 
 
 def build_memory(conn: psycopg.Connection) -> None:
-    """Give the index build that follows in this transaction ``BUILD_MEMORY``."""
-    conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (BUILD_MEMORY,))
+    """Give the index build that follows in this transaction at least ``BUILD_MEMORY``
+    (a server configured with more keeps its own: a 1M-vector graph needs about 3 GB)."""
+    conn.execute(
+        "SELECT set_config('maintenance_work_mem', CASE WHEN "
+        "pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes(%s) "
+        "THEN %s ELSE current_setting('maintenance_work_mem') END, true)",
+        (BUILD_MEMORY, BUILD_MEMORY),
+    )
 
 
 def set_aside(conn: psycopg.Connection, table: str) -> None:

@@ -24,7 +24,7 @@ import psycopg
 from psycopg import sql
 
 from trove.backends.base import EmbedderLock
-from trove.backends.postgres import bulk
+from trove.backends.postgres import bulk, delta
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
 from trove.backends.ranking import collapse
@@ -94,7 +94,7 @@ class VectorStorage(Connected):
             lock = self.vector_lock()
             for table in self._vector_tables(conn):
                 if lock is None or table != lock.table:
-                    conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(table)))
+                    conn.execute(sql.SQL("DROP TABLE {} CASCADE").format(sql.Identifier(table)))
             return self._new_table(conn, dimension)
 
     def finish_rebuild(self, lock: EmbedderLock) -> None:
@@ -105,7 +105,9 @@ class VectorStorage(Connected):
             self.set_meta(LOCK_KEY, written_lock(lock))
             self._lock_read = None
             if old is not None and old.table != lock.table:
-                conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(old.table)))
+                conn.execute(
+                    sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(sql.Identifier(old.table))
+                )
 
     def _vector_tables(self, conn: psycopg.Connection) -> list[str]:
         rows = conn.execute(
@@ -151,6 +153,7 @@ class VectorStorage(Connected):
             ):
                 bulk.set_aside(conn, table)
                 aside[table] = rows.shape[1]
+                delta.forget(cur, table, chunk_ids)
                 bulk.copy_vectors(cur, table, chunk_ids, rows)
                 return
             if table in aside:  # the load is over: the index first (then one insert)
@@ -160,6 +163,12 @@ class VectorStorage(Connected):
                 # Set aside by a writer that never finished (killed mid-load): built here.
                 bulk.build_memory(conn)
                 self._index(conn, table, rows.shape[1])
+            if indexed and delta.route(conn, table, len(chunk_ids)):
+                # A large indexed table: into its delta, folded in the background (delta.py).
+                delta.write(conn, cur, table, chunk_ids, rows)
+                self._folder(table).kick()
+                return
+            delta.forget(cur, table, chunk_ids)
             cur.executemany(
                 sql.SQL(
                     "INSERT INTO {} (chunk_id, embedding) VALUES (%s, %s) "
@@ -174,6 +183,23 @@ class VectorStorage(Connected):
         if aside is None:
             aside = self.__dict__.setdefault("_aside", {})
         return aside
+
+    def _folder(self, table: str) -> delta.Folder:
+        """The folder of ``table``'s delta in this backend (created at first use)."""
+        folders: dict[str, delta.Folder] = self.__dict__.setdefault("_folders", {})
+        if table not in folders:
+            folders[table] = delta.Folder(self._fold_connection, table)
+        return folders[table]
+
+    def _fold_connection(self) -> psycopg.Connection:
+        conn = psycopg.connect(self.target.conninfo, autocommit=True)
+        self._set_path(conn)
+        return conn
+
+    def stop_folding(self) -> None:
+        """Stop this backend's folders (at close): what they left stays in the delta."""
+        for folder in self.__dict__.get("_folders", {}).values():
+            folder.stop()
 
     def finish_bulk(self) -> None:
         """Build the HNSW indexes this backend set aside for a bulk load (bulk.py)."""

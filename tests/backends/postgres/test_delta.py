@@ -1,0 +1,186 @@
+"""Vectors written into a large PostgreSQL store go to an unindexed delta table first
+(delta.py): found by the next search, deleted with their chunks, never twice, and folded
+into the indexed table with the same results."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import psycopg
+import pytest
+
+import trove
+from trove.backends.postgres import delta
+from trove.backends.postgres.url import parse
+from trove.check import check
+
+
+@pytest.fixture
+def into_delta(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every batch into an indexed table goes to its delta (no store here is large)."""
+    monkeypatch.setattr(delta, "DELTA_FROM", 0)
+    yield
+
+
+@pytest.fixture
+def no_folding(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(delta.Folder, "kick", lambda self: None)
+
+
+def counts(pg_url: str, pg_target: str, kb: trove.Store) -> tuple[int, int]:
+    """Rows in the vector table itself and in its delta."""
+    lock = kb.backend.vector_lock()
+    assert lock is not None
+    schema = parse(pg_target).schema
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        main = conn.execute(f'SELECT count(*) FROM ONLY "{schema}"."{lock.table}"').fetchone()
+        found = conn.execute("SELECT to_regclass(%s)", (f'"{schema}"."{delta.name(lock.table)}"',))
+        if found.fetchone() == (None,):
+            return int(main[0]) if main else 0, 0
+        rest = conn.execute(
+            f'SELECT count(*) FROM ONLY "{schema}"."{delta.name(lock.table)}"'
+        ).fetchone()
+    return (int(main[0]) if main else 0), (int(rest[0]) if rest else 0)
+
+
+def notes(n: int, start: int = 0, namespace: str = "default") -> list[dict[str, str]]:
+    return [
+        {
+            "text": f"note {i} about {'cats' if i % 3 else 'dogs'} and {i % 7} things",
+            "source": "t",
+            "source_id": str(i),
+            "namespace": namespace,
+        }
+        for i in range(start, start + n)
+    ]
+
+
+def semantic(kb: trove.Store, queries: list[str]) -> list[list[str]]:
+    return [[h.doc_id for h in kb.search(q, mode="semantic", limit=5)] for q in queries]
+
+
+QUERIES = ["dogs and 3 things", "cats", "note 17 about cats", "nothing like it"]
+
+
+@pytest.mark.usefixtures("into_delta", "no_folding")
+def test_a_written_vector_is_in_the_delta_and_found_by_the_next_search(
+    pg_target: str, pg_url: str
+) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add("the first note", source_id="first")  # the lock and the indexed table
+        first = counts(pg_url, pg_target, kb)
+        kb.add_many(notes(40), batch_size=20)
+        assert counts(pg_url, pg_target, kb) == (first[0], first[1] + 40)
+        hit = kb.search("note 17 about cats and 3 things", mode="semantic", limit=1)
+        assert [h.doc_id for h in hit] == [kb.get_by_key("t", "17").id]  # type: ignore[union-attr]
+        assert kb.stats().vectors == 41
+        assert check(kb).problems == []
+
+
+@pytest.mark.usefixtures("into_delta", "no_folding")
+def test_folding_moves_every_row_and_keeps_the_results(pg_target: str, pg_url: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(notes(60), batch_size=30)
+        assert counts(pg_url, pg_target, kb) == (0, 60)
+        before = semantic(kb, QUERIES)
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        with kb.backend.conn() as conn:  # type: ignore[attr-defined]
+            while delta.fold(conn, lock.table, 7):
+                pass
+        assert counts(pg_url, pg_target, kb) == (60, 0)
+        assert semantic(kb, QUERIES) == before
+
+
+@pytest.mark.usefixtures("into_delta", "no_folding")
+def test_deletes_and_rewrites_leave_one_vector_a_chunk(pg_target: str, pg_url: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(notes(20), batch_size=20)
+        gone = kb.get_by_key("t", "4")
+        assert gone is not None
+        kb.purge([gone.id])
+        assert sum(counts(pg_url, pg_target, kb)) == 19
+        assert gone.id not in {h for ids in semantic(kb, QUERIES) for h in ids}
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        cid = int(kb.backend.one("SELECT min(chunk_id) FROM " + lock.table)[0])  # type: ignore[attr-defined]
+        one = np.ones((1, 64), np.float32) / 8
+        with kb.backend.conn() as conn:  # type: ignore[attr-defined]
+            delta.fold(conn, lock.table)  # all in the table now
+        kb.backend.put_vectors(lock.table, [cid], one)  # into the delta: out of the table
+        assert counts(pg_url, pg_target, kb) == (18, 1)
+        kb.backend.put_vectors(lock.table, [cid], one * -1)  # again: the delta's row updated
+        assert counts(pg_url, pg_target, kb) == (18, 1)
+        delta.DELTA_FROM = 10**9  # type: ignore[misc]  # (the fixture restores it)
+        kb.backend.put_vectors(lock.table, [cid], one)  # into the table: out of the delta
+        assert counts(pg_url, pg_target, kb) == (19, 0)
+
+
+@pytest.mark.usefixtures("into_delta", "no_folding")
+def test_namespaces_stay_apart_in_the_delta(pg_target: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(notes(10, namespace="alpha"), batch_size=10)
+        kb.add_many(notes(10, start=100, namespace="beta"), batch_size=10)
+        for namespace in ("alpha", "beta"):
+            hits = kb.search("cats", mode="semantic", limit=20, namespace=namespace)
+            assert len(hits) == 10
+            assert {kb.get(h.doc_id).namespace for h in hits} == {namespace}  # type: ignore[union-attr]
+
+
+@pytest.mark.usefixtures("into_delta")
+def test_a_writer_folds_in_the_background_and_close_stops_it(pg_target: str, pg_url: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(notes(50), batch_size=25)
+        deadline = time.monotonic() + 60
+        while counts(pg_url, pg_target, kb)[1] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert counts(pg_url, pg_target, kb) == (50, 0)
+        kb.add_many(notes(20, start=100), batch_size=20)
+    with trove.open(pg_target, embedder="hash:64") as kb:  # what close left, still found
+        assert sum(counts(pg_url, pg_target, kb)) == 70
+        assert len(kb.search("dogs", mode="semantic", limit=70)) == 70
+
+
+@pytest.mark.usefixtures("into_delta", "no_folding")
+def test_a_rebuild_with_a_delta_drops_it_with_the_old_table(pg_target: str, pg_url: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(notes(30), batch_size=15)
+        assert counts(pg_url, pg_target, kb)[1] > 0
+        before = semantic(kb, QUERIES)
+        old = kb.backend.vector_lock()
+        kb.reembed()
+        lock = kb.backend.vector_lock()
+        assert old is not None and lock is not None and lock.table != old.table
+        assert sum(counts(pg_url, pg_target, kb)) == 30
+        assert semantic(kb, QUERIES) == before
+
+
+@pytest.mark.usefixtures("into_delta")
+def test_two_writers_folding_and_deleting_at_once_lose_and_double_nothing(
+    pg_target: str, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(delta, "FOLD_ROWS", 5)  # many small folds between the writes
+    with (
+        trove.open(pg_target, embedder="hash:64") as one,
+        trove.open(pg_target, embedder="hash:64") as two,
+    ):
+        for start in range(0, 120, 20):
+            one.add_many(notes(10, start=start), batch_size=10)
+            two.add_many(notes(10, start=start + 10), batch_size=10)
+            gone = one.get_by_key("t", str(start + 3))
+            assert gone is not None
+            two.purge([gone.id])  # its vector, wherever it is by now, goes with it
+        deadline = time.monotonic() + 60
+        while counts(pg_url, pg_target, one)[1] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert counts(pg_url, pg_target, one) == (114, 0)
+        lock = one.backend.vector_lock()
+        assert lock is not None
+        row = one.backend.one(  # type: ignore[attr-defined]
+            f"SELECT count(DISTINCT chunk_id), count(*) FROM {lock.table}"
+        )
+        assert row == (114, 114)
+        assert check(one).problems == []
+        assert len(one.search("dogs", mode="semantic", limit=200)) == 114
