@@ -119,16 +119,15 @@ def latency(mode: str, rounds: int = 3, embedder: str | None = None) -> dict[str
 
 
 def event_delivery(events: int = 200) -> dict[str, float]:
+    import sys
+
     import httpx
 
     from trove.interfaces.config import ServerConfig
     from trove.interfaces.http import create_app
 
-    sys_path = Path(__file__).resolve().parents[1] / "tests" / "interfaces"
-    import sys
-
-    sys.path.insert(0, str(sys_path))
-    from conftest import serving
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from helpers.loopback import serving
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "kb.db"

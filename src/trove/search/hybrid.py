@@ -230,7 +230,7 @@ class HybridSearch:
         # connection the other thread would wait for, nor with a model that holds the GIL
         # (Embedder.releases_gil): the two threads would take turns at it.
         pending = None
-        if not self.inline() and self.parts.vectors.resolve().releases_gil:
+        if self.legs_apart():
             semantic = deadline.carried(self.semantic)
             pending = self.pool.submit(semantic, query, where, FUSION_DEPTH, stamp)
         backend = self.parts.backend
@@ -243,6 +243,12 @@ class HybridSearch:
                 "semantic": self.semantic(query, where, FUSION_DEPTH, stamp),
             }
         return {"keyword": keyword, "semantic": pending.result()}
+
+    def legs_apart(self) -> bool:
+        """Whether the semantic leg runs on the pool while the keyword leg ranks: not
+        inside a transaction (see the class), nor with an embedder that holds the GIL
+        (the two legs would take turns at it)."""
+        return not self.inline() and self.parts.vectors.resolve().releases_gil
 
     def semantic(self, query: str, where: Filters, limit: int, stamp: float) -> list[ChunkHit]:
         with deadline.paused():  # the embedder's time is not the search's (deadline.py)

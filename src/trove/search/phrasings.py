@@ -131,7 +131,7 @@ def _legs(
     # One leg: the fusion keeps its top ``limit`` only.
     depth = FUSION_DEPTH if len(used) > 1 else limit
     pending = None
-    if "semantic" in used and not hybrid.inline():
+    if "semantic" in used and hybrid.legs_apart():
         semantic = deadline.carried(_semantic)
         pending = hybrid.pool.submit(
             semantic, hybrid, phrasings, vectors, where, (depth, limit), stamp
