@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trove.backends.sqlite.vector_index import index as vectors
+from trove.backends.sqlite.vector_index import sketches
 from trove.backends.sqlite.vector_index.index import VectorIndex
 from trove.errors import InvalidInput
-from trove.search import sketches
 
 
 def clustered(n: int, dim: int = 384, clusters: int = 300, seed: int = 0) -> np.ndarray:

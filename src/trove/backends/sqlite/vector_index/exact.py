@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from trove.backends.sqlite.vector_index.batch import SERIAL
 from trove.backends.sqlite.vector_index.codes import views
-from trove.search.vector_batch import SERIAL
 
 if TYPE_CHECKING:
     from trove.backends.sqlite.parts import SQLiteParts
@@ -88,7 +88,7 @@ def _scores(blobs: list[bytes], queries: np.ndarray) -> np.ndarray:
     """Cosine (len(blobs), len(queries)) float32 of stored rows with unit ``queries``,
     from the codes themselves (a row's scale cancels out). A few hundred rows at a time
     are joined, converted into one reused buffer and multiplied (in products OpenBLAS runs
-    on one thread: vector_batch.SERIAL): converting a whole batch at once faulted in fresh
+    on one thread: batch.SERIAL): converting a whole batch at once faulted in fresh
     pages for every copy, a third of a scan's time at 100k rows."""
     scores = np.empty((len(blobs), len(queries)), np.float32)
     transposed = np.ascontiguousarray(queries.T)

@@ -36,10 +36,9 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from trove.backends.sqlite.vector_index import batch, sketches
 from trove.errors import InvalidInput
 from trove.rwlock import ReadWriteLock
-from trove.search import sketches
-from trove.search import vector_batch as batch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -212,7 +211,7 @@ class VectorIndex:
         self, queries: np.ndarray, ks: Sequence[int]
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """:meth:`search` of each of ``queries`` (``ks[i]`` nearest ``queries[i]``), but the
-        rows any query reads are read once for all of them (search/vector_batch.py):
+        rows any query reads are read once for all of them (batch.py):
         phrasings of one query cost little more than one."""
         if np.ndim(queries) != 2 or len(queries) != len(ks):
             raise InvalidInput(f"queries must have shape ({len(ks)}, {self.dimension})")

@@ -1,7 +1,7 @@
 """Several queries over one vector index at once: the arithmetic that
 ``VectorIndex.search_many`` shares between the phrasings of one query.
 
-Each query still picks its own rows as its search alone would (search/vectors.py); what
+Each query still picks its own rows as its search alone would (index.py); what
 is shared is reading them:
 
 - the sign sketches are compared with every query in one scan of each sketch word;

@@ -1,6 +1,6 @@
 """Sign sketches of vectors: one bit a dimension, packed in 64-bit words, compared by
 Hamming distance, and the rows nearest a query's sketch cut by a histogram of those
-distances. The vector index (search/vectors.py) ranks its rows by them before scoring
+distances. The vector index (index.py) ranks its rows by them before scoring
 the nearest from their codes.
 """
 
