@@ -46,6 +46,15 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "kb.db"
 
 
+@pytest.fixture
+def small_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Index cache files for stores of any size: a store under ``MIN_ROWS`` chunks keeps
+    none (vector_index/cache.py), and the tests of the files use small stores."""
+    from trove.backends.sqlite.vector_index import cache
+
+    monkeypatch.setattr(cache, "MIN_ROWS", 0)
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
     """This session's PostgreSQL server (a ``pgserver.PostgresServer``)."""

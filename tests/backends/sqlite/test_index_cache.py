@@ -21,6 +21,11 @@ from trove.backends.sqlite.vector_index import cache as sqlite_index_cache
 from trove.backends.sqlite.vector_index.cache import LayeredIndex, cache_path
 from trove.backends.sqlite.vector_index.index import VectorIndex
 
+# Files for stores of any size: these stores are smaller than MIN_ROWS (the policy's own
+# tests, at the end, put it back).
+pytestmark = pytest.mark.usefixtures("small_caches")
+MIN_ROWS = sqlite_index_cache.MIN_ROWS
+
 WORDS = [
     "alpha",
     "bravo",
@@ -284,6 +289,8 @@ def test_a_save_that_cannot_write_leaves_nothing_behind(
 
 _WARM = """
 import sys, trove
+from trove.backends.sqlite.vector_index import cache
+cache.MIN_ROWS = 0  # as the small_caches fixture: a cache for this small store
 with trove.open(sys.argv[1]) as kb:
     kb.warm()
     print(kb.search("alpha bravo", mode="semantic", limit=3)[0].doc_id)
@@ -449,3 +456,41 @@ def test_the_file_gives_back_the_int16_codes_it_saved_bit_for_bit(tmp_path: Path
     with path.open("r+b") as handle:  # a file cut short is not used
         handle.truncate(layout.size(whole) - 1)
     assert sqlite_index_cache._read(path, "e", lock) is None
+
+
+def _cache_files(path: Path) -> list[str]:
+    folder = Path(f"{path}.trove-index")
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_a_store_under_min_rows_keeps_no_cache_files(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_index_cache, "MIN_ROWS", MIN_ROWS)  # the default
+    _build(db_path)
+    truth = _truth(db_path)
+    with trove.open(db_path) as kb:
+        kb.warm()  # both indexes built in memory, neither saved
+        assert isinstance(_searcher(kb)._index, VectorIndex)
+        assert kb.backend._words._index is not None  # type: ignore[attr-defined]
+        assert [[h.doc_id for h in kb.search(q, mode="semantic", limit=5)] for q in QUERIES] == (
+            truth
+        )
+        assert kb.stats().cache_bytes == 0
+    assert _cache_files(db_path) == []
+    assert _answers(db_path) == truth  # a fresh process rebuilds them
+
+
+def test_the_files_are_kept_from_min_rows_rows_on(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_index_cache, "MIN_ROWS", 301)
+    _build(db_path, 300)
+    with trove.open(db_path) as kb:
+        kb.warm()
+    assert _cache_files(db_path) == []
+    with trove.open(db_path) as kb:
+        kb.add_many(_docs(300, 1))
+        kb.warm()
+        assert kb.stats().cache_bytes > 0
+    assert _cache_files(db_path) == [f"{_table(db_path)}.vectors", "words.postings"]

@@ -69,6 +69,7 @@ def test_a_damaged_row_of_codes_is_a_corrupt_store(tmp_path: Path) -> None:
             list(kb.backend.iter_vectors(lock.table))
 
 
+@pytest.mark.usefixtures("small_caches")
 def test_a_schema_14_store_migrates_its_vec0_tables(tmp_path: Path) -> None:
     path = tmp_path / "kb.db"
     shutil.copy(FIXTURE, path)

@@ -15,6 +15,9 @@ import trove
 from trove.backends.sqlite.word_index import cache as sqlite_word_cache
 from trove.backends.sqlite.word_index.cache import cache_path
 
+# Files for stores of any size: these stores are smaller than MIN_ROWS.
+pytestmark = pytest.mark.usefixtures("small_caches")
+
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 QUERIES = ["alpha bravo", "delta echo golf", "hotel", "india charlie", "foxtrot alpha"]
 

@@ -61,6 +61,11 @@ FORMAT = 3  # 2: int8 codes beside the int16 ones; 3: int16 codes as residuals
 EPOCH_KEY = "vector_cache_epoch"
 # Past this share of rows gone or new since the save, load from the file instead.
 STALE_SHARE = 0.2
+# An index of fewer rows is rebuilt from the store by each process that needs it, and no
+# file is kept: at SciFact's 8,719 chunks both indexes build in 0.6-0.9 s of one core
+# (in the background, from a process's second query), while their files would add 10 MB
+# (1,214 bytes a chunk) to a 27 MB store (docs/benchmarks.md, "Caches where they pay").
+MIN_ROWS = 10_000
 _ALIGN = 64
 _LOOKUPS = 256  # missing ids below the cache's newest: looked up one by one, up to this
 
@@ -145,15 +150,27 @@ def save(backend: SQLiteParts, lock: EmbedderLock, index: VectorIndex) -> bool:
     if backend.memory:
         return False
     path = cache_path(backend.path, lock.table)
-    return save_file(backend, path, EPOCH_KEY, lambda tmp, epoch: _write(tmp, epoch, lock, index))
+
+    def write(tmp: Path, epoch: str) -> None:
+        _write(tmp, epoch, lock, index)
+
+    return save_file(backend, path, EPOCH_KEY, write, rows=len(index))
 
 
 def save_file(
-    backend: SQLiteParts, path: Path, epoch_key: str, write: Callable[[Path, str], None]
+    backend: SQLiteParts,
+    path: Path,
+    epoch_key: str,
+    write: Callable[[Path, str], None],
+    *,
+    rows: int,
 ) -> bool:
-    """Write a cache file beside the store (``write(temporary path, epoch)``) and put it in
-    place as its epoch commits to ``meta`` under ``epoch_key``; False when the store or
-    its directory cannot be written (read-only: a cache is optional)."""
+    """Write a cache file of an index of ``rows`` rows beside the store (``write(temporary
+    path, epoch)``) and put it in place as its epoch commits to ``meta`` under
+    ``epoch_key``; False when the index is too small to be worth a file (``MIN_ROWS``) or
+    the store or its directory cannot be written (read-only: a cache is optional)."""
+    if rows < MIN_ROWS:
+        return False
     if backend.conn.read_only:
         return False  # nothing is written beside a store opened read-only
     epoch = secrets.token_hex(16)

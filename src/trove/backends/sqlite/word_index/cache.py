@@ -81,7 +81,7 @@ def save(backend: SQLiteParts, index: WordIndex) -> bool:
         schema = int(backend.conn.execute("PRAGMA user_version")[0][0])
         _write(tmp, epoch, schema, index)
 
-    return save_file(backend, cache_path(backend.path), EPOCH_KEY, write)
+    return save_file(backend, cache_path(backend.path), EPOCH_KEY, write, rows=len(index))
 
 
 def _write(path: Path, epoch: str, schema: int, index: WordIndex) -> None:
