@@ -223,8 +223,10 @@ def _candidates(
     try:
         for i, term in enumerate(order):
             rows, gain = term.scored(alive, norms)
-            new_rows.append(rows[partial[rows] == 0.0])
-            partial[rows] += gain * term.times
+            before = partial[rows]  # read once: a fancy ``+=`` would read it again
+            new_rows.append(rows[before == 0.0])
+            before += gain if term.times == 1 else gain * term.times
+            partial[rows] = before
             # Rows outside these score at most rest[i + 1]; the k-th best partial score is
             # at most the sum of the bounds so far (rest[0] - rest[i + 1]).
             if i + 1 == len(order) or rest[i + 1] >= rest[0] - rest[i + 1]:
@@ -323,17 +325,21 @@ def _exact(
 def _lookup(parts: Sequence[_Part], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Which of ``rows`` (ascending) the term's postings hold: their positions in
     ``rows`` and the term's frequency in each, by binary search in each segment."""
+    # Where each segment's rows begin and end in ``rows``, in one search for all segments.
+    spans = [(s.first_row, s.first_row + s.row_count) for s, _, _ in parts]
+    edges = np.searchsorted(rows, np.array(spans, np.int64).ravel()).tolist()
     positions, counts = [], []
-    for segment, begin, end in parts:
-        first = segment.first_row
-        lo, hi = np.searchsorted(rows, [first, first + segment.row_count])
+    for (segment, begin, end), (first, _), lo, hi in zip(
+        parts, spans, edges[::2], edges[1::2], strict=True
+    ):
         if lo == hi:
             continue
         # uint16 needles: searching the uint16 postings with int64 would copy them.
         local = (rows[lo:hi] - first).astype(np.uint16)
         postings = segment.rows[begin:end]
-        at = np.minimum(np.searchsorted(postings, local), len(postings) - 1)
-        hit = np.flatnonzero(postings[at] == local)
+        at = np.searchsorted(postings, local)
+        # Past the last posting: clipped to it, which holds a smaller row (no match).
+        hit = np.flatnonzero(postings.take(at, mode="clip") == local)
         positions.append(hit + lo)
         counts.append(segment.tf[begin:end][at[hit]])
     if not positions:
