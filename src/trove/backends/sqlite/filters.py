@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from trove.backends.filter_sql import Dialect, filter_clause
@@ -81,14 +82,47 @@ def allowed_chunks(
 ) -> dict[int, tuple[str, ChunkFields]]:
     """The chunks among ``chunk_ids`` whose document passes the clause ``where``: each
     one's document and the fields of its Chunk (search/ranking.collapse builds it)."""
-    rows = conn.execute(
+    chunks = (
         "SELECT c.id, c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
         # CROSS JOIN fixes the join order: the few ranked ids drive the lookups.
-        "FROM json_each(?) AS r CROSS JOIN chunk c ON c.id = r.value "
-        f"CROSS JOIN document d INDEXED BY document_visible ON d.seq = c.doc WHERE {where}",
-        (json.dumps(list(chunk_ids)), *params),
+        "FROM json_each(?) AS r CROSS JOIN chunk c ON c.id = r.value"
     )
+    if where:
+        chunks += (
+            f" CROSS JOIN document d INDEXED BY document_visible ON d.seq = c.doc WHERE {where}"
+        )
+    rows = conn.execute(chunks, (json.dumps(list(chunk_ids)), *params))
     return {row[0]: (row[1], row[2:]) for row in rows}
+
+
+def chunk_filter(
+    conn: SerializedConnection, filters: Filters, now: float
+) -> tuple[str, tuple[Any, ...]]:
+    """The clause by id (:func:`filter_sql`) that a search's ranked chunks are checked
+    with, or ``("", ())`` when no document in the store can fail it: ``filters`` ask only
+    for a namespace (and maybe a session), and every document is live and in that
+    namespace (and in no other session). Then :func:`allowed_chunks` reads no document
+    row: 2.3 instead of 4.8-7.1 us a chunk at 1M chunks, and a hybrid search checks
+    about 300 chunks a leg. The tally of documents (stats.py, kept by every write) says
+    which namespaces, sessions and tombstones there are; expiry needs no write, so the
+    soonest expiry time is read from its index."""
+    clause = filter_sql(filters, now, by_id=True)
+    if replace(filters, namespace="default", session=None) != type(filters)():
+        return clause
+    row = conn.execute(_HIDDEN, (filters.namespace, filters.session, filters.session))[0]
+    if row[0] or (row[1] is not None and row[1] <= now):
+        return clause
+    return "", ()
+
+
+# Whether a document of another namespace, a tombstone or another session's document is
+# tallied (the parameters: namespace, session, session), and the soonest expiry time of a
+# live document. ``+?``: see filter_sql.
+_HIDDEN = (
+    "SELECT EXISTS (SELECT 1 FROM doc_tally WHERE docs > 0 AND (namespace <> +? OR "
+    "deleted <> 0 OR (+? IS NOT NULL AND session <> '' AND session <> '=' || +?))), "
+    "(SELECT min(expires_at) FROM document WHERE expires_at IS NOT NULL AND deleted_at IS NULL)"
+)
 
 
 def candidate_chunks(conn: SerializedConnection, filters: Filters, now: float) -> list[int]:

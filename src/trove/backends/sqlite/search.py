@@ -20,7 +20,7 @@ from trove.backends.ranking import (
 )
 from trove.backends.sqlite.chunk_text import TEXT_OF_C, TEXT_OF_C_D
 from trove.backends.sqlite.connection import Connected
-from trove.backends.sqlite.filters import filter_sql, visible_best
+from trove.backends.sqlite.filters import chunk_filter, filter_sql, visible_best
 from trove.errors import InvalidQuery
 from trove.models import Chunk
 
@@ -56,22 +56,23 @@ class KeywordSearch(Connected):
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
     ) -> list[ChunkHit]:
         """Documents by best-chunk BM25, over the word index, the CJK bigram index or both."""
-        where, params = filter_sql(filters, now, by_id=True)
+        checked = chunk_filter(self.conn, filters, now)
         scores: dict[str, ChunkHit] = {}
         searches = [("chunk_fts", word_match(query)), ("chunk_cjk", cjk_match(query))]
         for table, match in searches:
             if match:
                 ranker = self._word_ranker(query) if table == "chunk_fts" else None
-                for hit in self._fts(table, match, where, params, limit, ranker):
+                for hit in self._fts(table, match, *checked, limit, ranker):
                     merge_evidence(scores, hit)
         if not scores and query.raw is None and query.words:
             # Nothing by whole words: look for them as parts of words ("marath", "kube").
             for match in self._partial_words(query.words):
-                for hit in self._fts("chunk_fts", match, where, params, limit):
+                for hit in self._fts("chunk_fts", match, *checked, limit):
                     merge_evidence(scores, hit)
                 if scores:
                     break
         if query.substrings:
+            where, params = filter_sql(filters, now, by_id=True)
             for hit in self._substring_search(query.substrings, where, params, limit):
                 merge_evidence(scores, hit)
         ranked = sorted(scores.values(), key=lambda h: (-h.score, h.doc_id))

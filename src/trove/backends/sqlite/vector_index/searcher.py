@@ -26,7 +26,7 @@ from trove.backends.ranking import WIDEN, ChunkFields, first_window
 from trove.backends.sqlite.filters import (
     allowed_chunks,
     candidate_chunks,
-    filter_sql,
+    chunk_filter,
     first_asked,
     visible_best,
 )
@@ -49,7 +49,7 @@ class _Checked:
 
     def __init__(self, backend: SQLiteParts, filters: Filters, now: float) -> None:
         self.backend = backend
-        self.where = filter_sql(filters, now, by_id=True)
+        self.where = chunk_filter(backend.conn, filters, now)
         self.now = now
         self.seen: set[int] = set()
         self.allowed: dict[int, tuple[str, ChunkFields]] = {}
