@@ -87,3 +87,25 @@ def test_no_clause_finds_what_the_clause_finds(kb) -> None:
     ids = [int(r[0]) for r in conn.execute("SELECT id FROM chunk ORDER BY id DESC")]
     where, params = filter_sql(Filters(), time.time(), by_id=True)
     assert allowed_chunks(conn, ids, "", ()) == allowed_chunks(conn, ids, where, params)
+
+
+def test_a_commit_elsewhere_while_a_search_ranks_is_checked(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The word index catches up with other connections' commits as it ranks: whether a
+    document can be hidden is asked after that, so another namespace's document that
+    committed meanwhile is checked (and left out), not let through unread."""
+    with trove.open(db_path, embedder=None) as kb:
+        kb.add_many({"text": f"graph note {i}"} for i in range(40))
+        kb.warm()
+        words = kb.backend._words  # type: ignore[attr-defined]
+        rank = words.ranker
+
+        def meanwhile(terms):  # type: ignore[no-untyped-def]
+            with trove.open(db_path, embedder=None) as other:
+                other.add("graph note graph note graph note", namespace="other")
+            return rank(terms)
+
+        monkeypatch.setattr(words, "ranker", meanwhile)
+        hits = kb.search("graph note", mode="keyword", limit=50)
+        assert len(hits) == 40 and {h.namespace for h in hits} == {"default"}

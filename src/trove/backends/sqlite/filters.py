@@ -44,13 +44,13 @@ _SPARE = 16
 def visible_best(
     conn: SerializedConnection,
     ranked: Sequence[tuple[int, float]],
-    where: tuple[str, tuple[Any, ...]],
+    where: ChunkCheck,
     limit: int,
     allowed: dict[int, tuple[str, ChunkFields]],
     checked: set[int],
 ) -> list[ChunkHit]:
     """The best chunk of each of the first ``limit`` documents with a chunk in ``ranked``
-    that passes the clause ``where`` (filter_sql's, by id): what :func:`collapse` gives
+    that passes ``where``'s clause (filter_sql's, by id): what :func:`collapse` gives
     over the whole list, but the filter is asked about the chunks in rank order, a batch
     at a time, only until ``limit`` documents are found (a search for 10 documents asks
     about 15 chunks, not 50). ``allowed`` and ``checked`` carry what was asked across a
@@ -64,7 +64,7 @@ def visible_best(
                 ask.append(ranked[at][0])
             at += 1
         if ask:
-            allowed.update(allowed_chunks(conn, ask, *where))
+            allowed.update(allowed_chunks(conn, ask, *where.clause(conn)))
             checked.update(ask)
         hits = collapse(ranked[:at], allowed, limit)
         if len(hits) >= limit or at >= len(ranked):
@@ -93,6 +93,21 @@ def allowed_chunks(
         )
     rows = conn.execute(chunks, (json.dumps(list(chunk_ids)), *params))
     return {row[0]: (row[1], row[2:]) for row in rows}
+
+
+class ChunkCheck:
+    """How one search checks its ranked chunks against ``filters``: :func:`chunk_filter`'s
+    clause, asked again at each check, after the chunks were ranked. An index catches up
+    with other connections' commits as it ranks, so a chunk ranked after an earlier
+    answer may belong to a document of another namespace: the answer must be as new as
+    the ranking."""
+
+    def __init__(self, filters: Filters, now: float) -> None:
+        self.filters = filters
+        self.now = now
+
+    def clause(self, conn: SerializedConnection) -> tuple[str, tuple[Any, ...]]:
+        return chunk_filter(conn, self.filters, self.now)
 
 
 def chunk_filter(

@@ -20,7 +20,7 @@ from trove.backends.ranking import (
 )
 from trove.backends.sqlite.chunk_text import TEXT_OF_C, TEXT_OF_C_D
 from trove.backends.sqlite.connection import Connected
-from trove.backends.sqlite.filters import chunk_filter, filter_sql, visible_best
+from trove.backends.sqlite.filters import ChunkCheck, filter_sql, visible_best
 from trove.errors import InvalidQuery
 from trove.models import Chunk
 
@@ -56,18 +56,18 @@ class KeywordSearch(Connected):
         self, query: ParsedQuery, filters: Filters, limit: int, now: float
     ) -> list[ChunkHit]:
         """Documents by best-chunk BM25, over the word index, the CJK bigram index or both."""
-        checked = chunk_filter(self.conn, filters, now)
+        check = ChunkCheck(filters, now)
         scores: dict[str, ChunkHit] = {}
         searches = [("chunk_fts", word_match(query)), ("chunk_cjk", cjk_match(query))]
         for table, match in searches:
             if match:
                 ranker = self._word_ranker(query) if table == "chunk_fts" else None
-                for hit in self._fts(table, match, *checked, limit, ranker):
+                for hit in self._fts(table, match, check, limit, ranker):
                     merge_evidence(scores, hit)
         if not scores and query.raw is None and query.words:
             # Nothing by whole words: look for them as parts of words ("marath", "kube").
             for match in self._partial_words(query.words):
-                for hit in self._fts("chunk_fts", match, *checked, limit):
+                for hit in self._fts("chunk_fts", match, check, limit):
                     merge_evidence(scores, hit)
                 if scores:
                     break
@@ -88,8 +88,7 @@ class KeywordSearch(Connected):
         self,
         table: str,
         match: str,
-        where: str,
-        params: tuple[Any, ...],
+        check: ChunkCheck,
         limit: int,
         ranker: Ranker | None = None,
     ) -> list[ChunkHit]:
@@ -101,7 +100,7 @@ class KeywordSearch(Connected):
         checked: set[int] = set()
         while True:
             ranked = ranker(window) if ranker else self._fts_ranked(table, match, window)
-            hits = visible_best(self.conn, ranked, (where, params), limit, allowed, checked)
+            hits = visible_best(self.conn, ranked, check, limit, allowed, checked)
             if len(hits) >= limit or len(ranked) < window:
                 return hits
             window *= WIDEN

@@ -24,9 +24,9 @@ import numpy as np
 
 from trove.backends.ranking import WIDEN, ChunkFields, first_window
 from trove.backends.sqlite.filters import (
+    ChunkCheck,
     allowed_chunks,
     candidate_chunks,
-    chunk_filter,
     first_asked,
     visible_best,
 )
@@ -49,7 +49,7 @@ class _Checked:
 
     def __init__(self, backend: SQLiteParts, filters: Filters, now: float) -> None:
         self.backend = backend
-        self.where = chunk_filter(backend.conn, filters, now)
+        self.where = ChunkCheck(filters, now)
         self.now = now
         self.seen: set[int] = set()
         self.allowed: dict[int, tuple[str, ChunkFields]] = {}
@@ -66,7 +66,7 @@ class _Checked:
         asked -= self.seen
         if asked:
             conn = self.backend.conn
-            self.allowed.update(allowed_chunks(conn, sorted(asked), *self.where))
+            self.allowed.update(allowed_chunks(conn, sorted(asked), *self.where.clause(conn)))
             self.seen.update(asked)
 
     def collapse(self, ids: np.ndarray, scores: np.ndarray, limit: int) -> list[ChunkHit]:
