@@ -1,11 +1,12 @@
 """Writes into the large PostgreSQL scale store, and semantic search right after them.
 
-    PYTHONPATH=src python bench/_scale_pg_delta.py [--docs 5000] [--seed 11]
+    PYTHONPATH=src python bench/_scale_pg_delta.py [--docs 5000] [--seed 11] [--url URL]
 
 ``--docs`` one-chunk documents of bench/bulk.py (~120 words, each with its own 384-d
 unit vector, given through a look-up embedder) written by ``add_many`` in batches of
 1,000 into the scale schema (bench/_scale_pg.py: the pgserver in bench/.cache/pg-scale,
-which must be running with the schema built and indexed). Prints one JSON line: docs/s
+which must be running with the schema built and indexed; or the server at ``--url``, a
+schema ``scale`` built the same way, such as a 1M-chunk one). Prints one JSON line: docs/s
 of the write and through the close, the rows left in the vector table's delta at the
 close (0 on code without one), semantic p50/p95 of 50 SciFact claims at limit 10 in a
 fresh reader right after, and the load. The documents are purged afterwards, so the
@@ -64,10 +65,11 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--no-delta", action="store_true")
+    parser.add_argument("--url", default=URL, help="the server (default: bench/.cache's)")
     args = parser.parse_args()
     if args.no_delta:
         delta.DELTA_FROM = 10**12
-    store = target(URL)
+    store = target(args.url)
     docs = items(args.docs, args.seed, start=30_000_000, dimension=384)
     texts = [embedding_text("", d["text"]) for d in docs]
     plain = [{k: v for k, v in d.items() if k != "vector"} for d in docs]

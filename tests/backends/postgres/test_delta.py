@@ -184,3 +184,32 @@ def test_two_writers_folding_and_deleting_at_once_lose_and_double_nothing(
         assert row == (114, 114)
         assert check(one).problems == []
         assert len(one.search("dogs", mode="semantic", limit=200)) == 114
+
+
+@pytest.mark.usefixtures("into_delta")
+def test_close_cancels_a_fold_under_way_and_its_rows_stay_in_the_delta(
+    pg_target: str, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fold into a large graph takes seconds; the writer's close does not wait for it."""
+    folding = []
+
+    def slow_fold(conn: psycopg.Connection, table: str, limit: int = delta.FOLD_ROWS) -> int:
+        folding.append(True)
+        conn.execute("SELECT pg_sleep(30)")  # a fold of FOLD_ROWS HNSW inserts into 1M rows
+        return 0
+
+    monkeypatch.setattr(delta, "fold", slow_fold)
+    kb = trove.open(pg_target, embedder="hash:64")
+    try:
+        kb.add_many(notes(30), batch_size=30)
+        deadline = time.monotonic() + 30
+        while not folding and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert folding
+    finally:
+        began = time.monotonic()
+        kb.close()
+    assert time.monotonic() - began < 5
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        assert counts(pg_url, pg_target, kb) == (0, 30)
+        assert len(kb.search("dogs", mode="semantic", limit=30)) == 30

@@ -144,3 +144,30 @@ def test_a_search_reads_the_lock_once_and_survives_a_rebuild_by_another_handle(
         other.reembed()  # a new table; the one kb's search took is dropped
         assert len(kb.search("plain note", mode="semantic", limit=50)) == 30
         assert kb.backend.vector_lock() == other.backend.vector_lock()
+
+
+def test_a_read_with_settings_is_one_implicit_transaction_without_begin_or_commit(
+    pg_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The k-NN's settings and statement go down one pipeline with no transaction block
+    (psycopg's BEGIN and COMMIT cost 0.6 ms a k-NN): the settings hold for the statement,
+    and end with it."""
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        backend: Any = kb.backend
+        blocks: list[object] = []
+        transaction = psycopg.Connection.transaction
+
+        def counted(self: psycopg.Connection, *args: Any, **kwargs: Any) -> Any:
+            blocks.append(self)
+            return transaction(self, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Connection, "transaction", counted)
+        query = (
+            "SELECT current_setting('hnsw.ef_search', true), current_setting('statement_timeout')"
+        )
+        for _ in range(3):
+            rows = backend.read_with({"hnsw.ef_search": "123", "statement_timeout": "4321"}, query)
+            assert rows == [("123", "4321ms")]
+            after = backend.rows(query)  # nothing left on the connection
+            assert after in ([("40", "0")], [(None, "0")])
+        assert blocks == []
