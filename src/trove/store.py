@@ -112,11 +112,13 @@ class Store(store_writes.StoreWrites):
     def warm(self) -> None:
         """Load the in-memory search indexes now, so the first queries do not wait.
 
-        A SQLite store keeps its vectors and, past 20,000 chunks, its word postings in
-        memory for speed; they are otherwise loaded when first needed (the word index in
-        the background, FTS5 answering meanwhile). For a long-running process that wants
-        its first queries fast: this waits for the loading (seconds at 100k chunks:
-        python bench/scale.py). A PostgreSQL store reads its most frequent words'
+        A SQLite store keeps its vectors and, past 1,000 chunks, its word postings in
+        memory for speed; they are otherwise loaded when first needed (in the background
+        from a process's second query, FTS5 and an exact scan answering meanwhile). For a
+        long-running process that wants its first queries fast: this waits for the
+        loading. From 10,000 chunks a loaded index is saved beside the file, and the next
+        process maps it in milliseconds; a smaller store is read again (under a second at
+        SciFact's 8,719 chunks). A PostgreSQL store reads its most frequent words'
         postings into this process (``warm_words``)."""
         if isinstance(self.backend, LocalIndexes):
             self.backend.warm()
