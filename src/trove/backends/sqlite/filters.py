@@ -96,38 +96,42 @@ def allowed_chunks(
 
 
 class ChunkCheck:
-    """How one search checks its ranked chunks against ``filters``: :func:`chunk_filter`'s
-    clause, asked again at each check, after the chunks were ranked. An index catches up
-    with other connections' commits as it ranks, so a chunk ranked after an earlier
-    answer may belong to a document of another namespace: the answer must be as new as
-    the ranking."""
+    """How one search checks its ranked chunks against ``filters``: the clause by id
+    (:func:`filter_sql`), or ``("", ())`` while no document in the store can fail it
+    (``filters`` ask only for a namespace, maybe a session, and every document is live and
+    in that namespace and in no other session). Then :func:`allowed_chunks` reads no
+    document row: 2.3 instead of 4.8-7.1 us a chunk at 1M chunks, and a hybrid search
+    checks about 300 chunks a leg. The tally of documents (stats.py, kept by every write)
+    says which namespaces, sessions and tombstones there are; expiry needs no write, so the
+    soonest expiry time is read from its index.
+
+    The clause is built once; whether it is needed is asked again at each check, after
+    the chunks were ranked. An index catches up with other connections' commits as it
+    ranks, so a chunk ranked after an earlier answer may belong to a document of another
+    namespace: the answer must be as new as the ranking."""
 
     def __init__(self, filters: Filters, now: float) -> None:
         self.filters = filters
         self.now = now
+        self.where = filter_sql(filters, now, by_id=True)
+        # Only a namespace (and maybe a session) asked: a store may hide nothing from it.
+        self.plain = replace(filters, namespace="default", session=None) == type(filters)()
 
     def clause(self, conn: SerializedConnection) -> tuple[str, tuple[Any, ...]]:
-        return chunk_filter(conn, self.filters, self.now)
+        if not self.plain:
+            return self.where
+        f = self.filters
+        hidden, expiry = conn.execute(_HIDDEN, (f.namespace, f.session, f.session))[0]
+        if hidden or (expiry is not None and expiry <= self.now):
+            return self.where
+        return "", ()
 
 
 def chunk_filter(
     conn: SerializedConnection, filters: Filters, now: float
 ) -> tuple[str, tuple[Any, ...]]:
-    """The clause by id (:func:`filter_sql`) that a search's ranked chunks are checked
-    with, or ``("", ())`` when no document in the store can fail it: ``filters`` ask only
-    for a namespace (and maybe a session), and every document is live and in that
-    namespace (and in no other session). Then :func:`allowed_chunks` reads no document
-    row: 2.3 instead of 4.8-7.1 us a chunk at 1M chunks, and a hybrid search checks
-    about 300 chunks a leg. The tally of documents (stats.py, kept by every write) says
-    which namespaces, sessions and tombstones there are; expiry needs no write, so the
-    soonest expiry time is read from its index."""
-    clause = filter_sql(filters, now, by_id=True)
-    if replace(filters, namespace="default", session=None) != type(filters)():
-        return clause
-    row = conn.execute(_HIDDEN, (filters.namespace, filters.session, filters.session))[0]
-    if row[0] or (row[1] is not None and row[1] <= now):
-        return clause
-    return "", ()
+    """The clause a search's ranked chunks are checked with now (:class:`ChunkCheck`)."""
+    return ChunkCheck(filters, now).clause(conn)
 
 
 # Whether a document of another namespace, a tombstone or another session's document is
