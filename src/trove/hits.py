@@ -5,7 +5,7 @@ opening a store makes neither dataclass; ``trove.models`` still names both."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trove.models import Chunk, Document
 
@@ -21,9 +21,26 @@ class ChunkHit:
     chunk: Chunk
 
 
+class Shown(Protocol):
+    """What the hits of one search show, chosen when the first of them is read: each
+    hit's passage (the chunk that matched best) and snippet, by document id."""
+
+    def of(self, doc_id: str) -> tuple[Chunk, str]: ...
+
+
+# A hit's fields a search may leave to its first reading (search/passage.py).
+DEFERRED = ("chunk", "snippet")
+
+
 @dataclass(frozen=True)
 class Hit:
-    """One search result: a document, the chunk that matched best, and why it matched."""
+    """One search result: a document, the chunk that matched best, and why it matched.
+
+    A search's hits choose their passages (``chunk`` and ``snippet``) when the first of
+    them is read, all at once: a caller that reads only ids and scores (a pipeline that
+    fetches documents, an evaluation) does not pay for them. Reading, comparing, copying
+    or replacing a hit reads them; the values are those an eager choice gives.
+    """
 
     doc_id: str
     score: float
@@ -64,6 +81,26 @@ class Hit:
     truncated: bool = False
     tokens: int | None = None
 
+    if not TYPE_CHECKING:  # to a type checker a hit has only its fields
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only for a name the hit lacks: a deferred field, not chosen yet.
+            shown = self.__dict__.get("_shown")
+            if shown is not None and name in DEFERRED:
+                chunk, snippet = shown.of(self.doc_id)
+                self.__dict__.update(chunk=chunk, snippet=snippet)
+                self.__dict__.pop("_shown", None)
+            try:  # set here, or by another thread reading the hit at the same time
+                return self.__dict__[name]
+            except KeyError:
+                raise AttributeError(
+                    f"{type(self).__name__!r} object has no attribute {name!r}"
+                ) from None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What copy and pickle take: the fields, a deferred passage chosen first."""
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["participants"] = list(self.participants)
@@ -78,12 +115,24 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class Chosen:
+    """Each document's passage (chunk id and chunk) and each passage's snippet."""
+
+    chunks: dict[str, tuple[int, Chunk]]
+    snippets: dict[int, str]
+
+
+class Passages(Protocol):
+    """The passages of a search's hits, chosen once, when first asked for."""
+
+    def chosen(self) -> Chosen: ...
+
+
+@dataclass(frozen=True)
 class HitDetails:
-    """What search shows of its hits, read together: each document's header (no text),
-    the first characters of its text and its passage (chunk id and chunk), by document
-    id; each passage's snippet, by chunk id."""
+    """What search shows of its hits, read together: each document's header (no text)
+    and the first characters of its text, by document id; their passages."""
 
     documents: dict[str, Document]
     texts: dict[str, str]
-    snippets: dict[int, str]
-    passages: dict[str, tuple[int, Chunk]] = field(default_factory=dict)
+    passages: Passages

@@ -89,11 +89,12 @@ def test_hit_details_gives_what_the_separate_reads_give(kb: trove.Store) -> None
     details = kb.backend.hit_details(query, [(hit.doc_id, hit.chunk_id), (stream, gone)], 12)
     assert details.documents == kb.backend.get_documents([cache, stream])
     assert details.texts == {cache: "Redis caches", stream: "Kafka stream"}
-    [(now_id, chunk)] = [details.passages[stream]]
+    chosen = details.passages.chosen()
+    [(now_id, chunk)] = [chosen.chunks[stream]]
     assert chunk == Chunk(0, 0, len("Kafka streams events to consumers."))
-    assert details.passages[cache] == (hit.chunk_id, hit.chunk)
-    assert details.snippets == kb.backend.snippets(query, [hit.chunk_id, now_id])
-    assert details.snippets[hit.chunk_id].startswith("«Redis» «caches»")
+    assert chosen.chunks[cache] == (hit.chunk_id, hit.chunk)
+    assert chosen.snippets == kb.backend.snippets(query, [hit.chunk_id, now_id])
+    assert chosen.snippets[hit.chunk_id].startswith("«Redis» «caches»")
 
 
 def test_hit_details_cuts_texts_at_characters(kb: trove.Store) -> None:
@@ -113,5 +114,5 @@ def test_hit_details_is_one_statement_in_sqlite(tmp_path: Path) -> None:
         raw.exec_trace = lambda _cursor, sql, _bindings: statements.append(sql) or True
         details = kb.backend.hit_details(query, [(h.doc_id, h.chunk_id) for h in hits], 100)
         raw.exec_trace = None
-        assert len(details.documents) == len(details.snippets) == 10
+        assert len(details.documents) == len(details.passages.chosen().snippets) == 10
         assert len(statements) == 1

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
-from trove.hits import ChunkHit, Hit, HitDetails
+from trove.hits import ChunkHit, Hit, HitDetails, Shown
 from trove.models import DOCUMENT_FIELDS, MODES, Chunk, Document, Edge, assemble
-from trove.search import calibration, deadline, exact, snippet, snippet_text
+from trove.search import calibration, deadline, exact, passage, snippet
 from trove.search.bounds import bounded
 from trove.search.filters import Filters
 from trove.search.fusion import Fused, fuse, prior
@@ -171,18 +171,18 @@ class HybridSearch:
         model_id = self.parts.vectors.resolve().model_id if "semantic" in lists else None
         read = [(f.doc_id, f.chunk_id) for f in fused]
         details = backend.hit_details(parsed, read, calibration.COVERAGE_CHARS)
-        docs, snippets = details.documents, details.snippets
+        docs = details.documents
         texts = calibration.titled(docs, details.texts)
         key, rows, scores = calibration.calibrate(fused, lists, info, model_id, texts)
         kept = zip(fused, scores, rows, strict=True)
-        # Each document's passage: the chunk whose text matches best (search/passage.py).
-        shown = {f.doc_id: details.passages.get(f.doc_id, (f.chunk_id, f.chunk)) for f in fused}
+        # Each document's passage, the chunk whose text matches best, and its snippet:
+        # chosen when the first hit's is read (search/passage.py).
+        shown = passage.Shown(details.passages, {f.doc_id: (f.chunk_id, f.chunk) for f in fused})
         return [
-            document_hit(
+            deferred_hit(
                 docs[f.doc_id],
                 score,
-                snippet_text.clean(snippets.get(shown[f.doc_id][0], "")),
-                shown[f.doc_id][1],
+                shown,
                 f.explain(method, weights, dropped, key, row) if explain else None,
             )
             for f, score, row in kept
@@ -282,6 +282,14 @@ def document_hit(
     values.update(
         _HIT_DEFAULTS, doc_id=doc.id, score=score, snippet=snippet, chunk=chunk, explain=explain
     )
+    return assemble(Hit, values)
+
+
+def deferred_hit(doc: Document, score: float, shown: Shown, explain: dict[str, Any] | None) -> Hit:
+    """A hit on ``doc`` whose chunk and snippet ``shown`` gives when first read (made
+    without them: :class:`~trove.hits.Hit` asks ``_shown`` at their first reading)."""
+    values = {name: getattr(doc, name) for name in _CARRIED}
+    values.update(_HIT_DEFAULTS, doc_id=doc.id, score=score, explain=explain, _shown=shown)
     return assemble(Hit, values)
 
 

@@ -2,12 +2,12 @@
 
 Each chunk's head and text (joined by a newline, as the SQLite word index reads them) are
 cut by the very tokenizer of SQLite's word index (FTS5 ``porter unicode61
-remove_diacritics 2``, through apsw, a dependency of trove anyway), so both backends index
-the same terms and score them with the same BM25: a query gets the same ranking on either,
-to within ties. One row per (term, chunk) holds the term's count in the chunk and the
-chunk's length in tokens, written with the chunk in its transaction; the primary key,
-which INCLUDEs both, answers a query term by an index-only range scan, and document
-frequencies are counted from the same rows, so nothing else is kept in step.
+remove_diacritics 2``, through apsw, a dependency of trove anyway: backends/stemmer.py),
+so both backends index the same terms and score them with the same BM25: a query gets the
+same ranking on either, to within ties. One row per (term, chunk) holds the term's count
+in the chunk and the chunk's length in tokens, written with the chunk in its transaction;
+the primary key, which INCLUDEs both, answers a query term by an index-only range scan,
+and document frequencies are counted from the same rows, so nothing else is kept in step.
 
 A statement trigger with a transition table drops the postings of deleted chunks (a
 document's deletion cascades to its chunks, and fires it too); a foreign key would cost
@@ -20,13 +20,12 @@ transaction, in ``posting_log``: what a process that keeps postings in memory
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Iterable
 
-import apsw
 import psycopg
 
+from trove.backends import stemmer
 from trove.search import bm25
 
 # The table, its index, each term's document frequency and the trigger; chunk.words_len
@@ -113,25 +112,10 @@ _COPY = "COPY posting (term, chunk_id, tf, len) FROM STDIN"
 # trigger names it too.
 _DF_LOCK = 1414680409
 
-_lock = threading.Lock()
-_tokenizer: apsw.FTS5Tokenizer | None = None
-
-
-def _tokenize(text: str, reason: int) -> list[str]:
-    global _tokenizer
-    with _lock:  # one in-memory connection serves every thread, one call at a time
-        if _tokenizer is None:
-            conn = apsw.Connection(":memory:")
-            _tokenizer = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
-        found = _tokenizer(
-            text.encode("utf-8"), reason, None, include_offsets=False, include_colocated=False
-        )
-    return [str(token) for token in found]
-
 
 def chunk_terms(head: str, text: str) -> tuple[Counter[str], int]:
     """(count of each term, number of tokens) of a chunk, as SQLite's word index has it."""
-    tokens = _tokenize(f"{head}\n{text}", apsw.FTS5_TOKENIZE_DOCUMENT)
+    tokens = stemmer.terms(f"{head}\n{text}")
     return Counter(tokens), len(tokens)
 
 
@@ -140,7 +124,7 @@ def query_terms(words: Iterable[str]) -> list[str]:
 
     A word the tokenizer cuts in two (rare: the query parser and unicode61 disagree about
     a character) gives both terms, where FTS5 would ask for them as a phrase."""
-    return [t for word in words for t in _tokenize(word, apsw.FTS5_TOKENIZE_QUERY)]
+    return [t for word in words for t in stemmer.terms(word, query=True)]
 
 
 def write(

@@ -49,8 +49,9 @@ class Snippets(Connected):
             ),
         )
         documents, texts, candidates = hit_rows(rows, document)
-        chosen = passage.choose(query, candidates, dict(hits), lambda t: self._spans(query, t))
-        return HitDetails(documents, texts, chosen.snippets, chosen.chunks)
+        chosen = passage.Deferred(query, candidates, dict(hits), lambda t: self._spans(query, t))
+        chosen.chosen()  # now: the words are stemmed by the server, open now
+        return HitDetails(documents, texts, chosen)
 
     def _marked(self, query: ParsedQuery, texts_by_id: dict[int, str]) -> dict[int, str]:
         """A snippet of each chunk text, by chunk id."""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import apsw
 
+from trove.backends import stemmer
 from trove.backends.sqlite.bulk import BULK_SQL, NO_INSERT_TRIGGERS_SQL
 from trove.backends.sqlite.chunk_text import m014_chunk_text_once
 from trove.backends.sqlite.connection import SerializedConnection
@@ -30,7 +31,7 @@ APPLICATION_ID = 0x54524F56
 def word_tokenizer(conn: apsw.Connection) -> apsw.FTS5Tokenizer:
     """The word index's tokenizer (``chunk_fts``, below), for tokenizing outside FTS5:
     snippets, and the in-memory word index that must count tokens exactly as FTS5 does."""
-    return conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+    return conn.fts5_tokenizer(stemmer.NAME, list(stemmer.ARGS))
 
 
 def m001_initial(conn: apsw.Connection) -> None:

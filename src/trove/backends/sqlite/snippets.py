@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from trove.backends import stemmer
 from trove.backends.rows import CHUNK_OF_C, HEADER_OF_D, hit_rows
 from trove.backends.sqlite.chunk_text import TEXT_OF_C, TEXT_OF_C_D
 from trove.backends.sqlite.connection import Connected
@@ -27,8 +28,6 @@ else:  # loaded at the first search: opening a store or counting it needs neithe
 
 # CHUNK_OF_C, its text read through the document where the chunk keeps none (chunk_text.py).
 _CHUNK_OF_C = CHUNK_OF_C.replace("c.text", TEXT_OF_C_D, 1)
-# Words whose tokens the snippets keep (about 100 bytes each); then they start afresh.
-_MAX_CACHED_WORDS = 100_000
 
 
 class Snippets(Connected):
@@ -65,73 +64,38 @@ class Snippets(Connected):
             (chars, chars, json.dumps(list(hits)), passage.MAX_CHUNKS),
         )
         documents, texts, candidates = hit_rows(rows, document)
-        chosen = passage.choose(query, candidates, dict(hits), lambda t: self._spans(query, t))
-        return hit_models.HitDetails(documents, texts, chosen.snippets, chosen.chunks)
+        # Chosen when a hit's snippet or chunk is first read: it needs no store (spans).
+        chosen = passage.Deferred(query, candidates, dict(hits), functools.partial(spans, query))
+        return hit_models.HitDetails(documents, texts, chosen)
 
     def _marked(self, query: ParsedQuery, texts: dict[int, str]) -> dict[int, str]:
         """A snippet of each chunk text, by chunk id."""
-        spans = self._spans(query, texts)
-        return {cid: snippet.make(text, spans[cid]) for cid, text in texts.items()}
+        found = spans(query, texts)
+        return {cid: snippet.make(text, found[cid]) for cid, text in texts.items()}
 
-    def _spans(
-        self, query: ParsedQuery, texts: Mapping[int, str]
-    ) -> dict[int, list[tuple[int, int]]]:
-        """Where each chunk text holds the query's words (stemmed) and CJK runs."""
-        raw_terms = query.raw_terms()
-        words = list(query.words) + [t for t in raw_terms if not has_cjk(t)]
-        # One call for all the words: a space separates tokens, so the same stems.
-        stems = {t for _, _, t in self._tokenize(" ".join(words).encode(), query=True)}
-        needles = list(query.substrings) + [t for t in raw_terms if has_cjk(t)]
-        needles += query.cjk_runs()
-        found = {}
-        fast: list[list[tuple[int, int]] | None] = (
-            snippet.ascii_word_intervals(
-                self._word_tokens, list(texts.values()), stems, self._separates
-            )
-            if stems
-            else [[] for _ in texts]  # a query of CJK only: no word to look for
+
+def spans(query: ParsedQuery, texts: Mapping[int, str]) -> dict[int, list[tuple[int, int]]]:
+    """Where each chunk text holds the query's words (stemmed as the index stems them)
+    and CJK runs; no store needed (backends/stemmer.py)."""
+    raw_terms = query.raw_terms()
+    words = list(query.words) + [t for t in raw_terms if not has_cjk(t)]
+    # One call for all the words: a space separates tokens, so the same stems.
+    stems = {t for _, _, t in stemmer.tokenize(" ".join(words).encode(), query=True)}
+    needles = list(query.substrings) + [t for t in raw_terms if has_cjk(t)]
+    needles += query.cjk_runs()
+    found = {}
+    fast: list[list[tuple[int, int]] | None] = (
+        snippet.ascii_word_intervals(
+            stemmer.word_tokens, list(texts.values()), stems, stemmer.separates
         )
-        for (cid, text), ascii_spans in zip(texts.items(), fast, strict=True):
-            spans = ascii_spans
-            if spans is None:  # not ASCII: tokenized whole
-                spans = snippet.word_intervals(self._tokenize, text, stems) if stems else []
-            if needles:
-                spans += snippet.substring_intervals(text, needles)
-            found[cid] = spans
-        return found
-
-    def _word_tokens(self, words: Collection[str]) -> Mapping[str, str]:
-        """The index's token of each lower-case ASCII word (its stem), cached."""
-        cache = self._tokens_of_words
-        if len(cache) > _MAX_CACHED_WORDS:  # a fresh dict: a reader of the old one keeps it
-            cache = self._tokens_of_words = {}
-        missing = [w for w in words if w not in cache]
-        if missing:
-            # One call: a space separates tokens, and a run of ASCII letters and digits is
-            # one token.
-            tokens = self._tokenize(" ".join(missing).encode())
-            if len(tokens) == len(missing):
-                cache.update(zip(missing, (t for _, _, t in tokens), strict=True))
-            else:  # not for such words; but a word of several tokens must match none
-                for word in missing:
-                    alone = self._tokenize(word.encode())
-                    cache[word] = alone[0][2] if len(alone) == 1 else ""
-        return cache
-
-    @functools.cached_property
-    def _tokens_of_words(self) -> dict[str, str]:
-        return {}
-
-    def _separates(self, char: str) -> bool:
-        """Whether the index's tokenizer reads ``char`` (outside ASCII) as a separator,
-        asked of the tokenizer itself once per character (its Unicode tables are not
-        Python's: a symbol new to Python may be a letter to it)."""
-        known = self._separators.get(char)
-        if known is None:
-            tokens = [t for _, _, t in self._tokenize(f"a{char}b".encode())]
-            known = self._separators[char] = tokens == ["a", "b"]
-        return known
-
-    @functools.cached_property
-    def _separators(self) -> dict[str, bool]:
-        return {}
+        if stems
+        else [[] for _ in texts]  # a query of CJK only: no word to look for
+    )
+    for (cid, text), ascii_spans in zip(texts.items(), fast, strict=True):
+        marks = ascii_spans
+        if marks is None:  # not ASCII: tokenized whole
+            marks = snippet.word_intervals(stemmer.tokenize, text, stems) if stems else []
+        if needles:
+            marks += snippet.substring_intervals(text, needles)
+        found[cid] = marks
+    return found
