@@ -8,6 +8,12 @@ the cores).
     python bench/keyword_latency.py                       # 300 queries x 3 rounds
     python bench/keyword_latency.py --profile 20          # cProfile, top 20 by cumulative time
     python bench/keyword_latency.py --profile 20 --sort tottime
+    python bench/keyword_latency.py --read snippet        # and read every hit's snippet
+
+A search's hits choose their passages when the first hit's ``chunk`` or ``snippet`` is
+read (trove.hits.Hit): without ``--read`` a search's time leaves that out, as a caller
+that takes only ids and scores does; ``--read snippet`` counts it, as the CLI, HTTP and
+MCP do.
 
 Uses the quality benchmark's store (bench/.cache/scifact-default.db, bench/quality.py
 builds it). Quote the load (``uptime``) with the figures: the machine is shared.
@@ -36,6 +42,7 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0, help="print the top N functions")
     parser.add_argument("--sort", default="cumulative", help="the profile's order (tottime)")
     parser.add_argument("--store", type=Path, default=STORE)
+    parser.add_argument("--read", choices=["snippet"], help="read each hit's snippet, timed")
     args = parser.parse_args()
     queries = list(_data.queries("scifact", "test").values())
     with trove.open(args.store) as kb:
@@ -58,7 +65,9 @@ def main() -> None:
             latencies = []
             for text in queries:
                 started, used = time.perf_counter(), time.thread_time()
-                kb.search(text, mode=args.mode, limit=args.limit)
+                hits = kb.search(text, mode=args.mode, limit=args.limit)
+                if args.read:
+                    [hit.snippet for hit in hits]
                 latencies.append((time.perf_counter() - started) * 1000)
                 cpu.append((time.thread_time() - used) * 1000)
             everything += latencies
@@ -67,7 +76,8 @@ def main() -> None:
                 f"p95 {_data.percentile(latencies, 0.95):.2f} ms"
             )
     print(
-        f"{args.mode} limit {args.limit}, {len(queries)} queries x {args.rounds}: "
+        f"{args.mode} limit {args.limit}, {len(queries)} queries x {args.rounds}"
+        f"{', snippets read' if args.read else ''}: "
         f"p50 {_data.median(everything):.2f} ms  p95 {_data.percentile(everything, 0.95):.2f} ms"
         f"  CPU p50 {_data.median(cpu):.2f} ms  (load {os.getloadavg()[0]:.2f})"
     )
