@@ -42,6 +42,11 @@ _MAX_EF_SEARCH = 1000
 # ef_search of a k-NN (raised to its limit): recall@10 >= 0.99 against exact at 100k chunks
 # of real vectors (docs/benchmarks.md, bench/scale.py --backend postgres).
 EF_SEARCH = 200
+# The k-NN statement (prepared by psycopg from its fifth use on a connection) runs on its
+# generic plan: PostgreSQL kept planning it afresh for each query vector (custom plans),
+# 0.2-0.3 ms of server time a search for the same plan (the HNSW scan, then index look-ups
+# of its ef_search rows, written into the statement so the plan knows how few they are).
+_KNN_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
 _LOCK_SPACE = 0x54524F57
 # A search takes the embedder lock it last read, up to this old (a round trip less); the
 # lock's table can only be gone if the lock moved on, which the k-NN then finds out.
@@ -366,7 +371,7 @@ class VectorStorage(Connected):
         passed, collapsed to documents in the server."""
         query = sql.SQL(
             "WITH ann AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS dist FROM {table} "
-            "ORDER BY dist LIMIT %s), near AS MATERIALIZED (SELECT a.chunk_id, a.dist, "
+            "ORDER BY dist LIMIT {ef}), near AS MATERIALIZED (SELECT a.chunk_id, a.dist, "
             "c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
             "FROM (SELECT * FROM ann ORDER BY dist, chunk_id) a "
             "JOIN chunk c ON c.id = a.chunk_id JOIN document d ON d.id = c.doc_id "
@@ -375,10 +380,12 @@ class VectorStorage(Connected):
             "(SELECT 1) n LEFT JOIN (SELECT * FROM (SELECT DISTINCT ON (doc_id) * FROM near "
             "ORDER BY doc_id, dist, chunk_id) u ORDER BY dist, chunk_id LIMIT %s) b ON true "
             "ORDER BY b.dist, b.chunk_id"
-        ).format(table=knn.table, where=knn.where)
-        # The index returns at most ef_search rows; the setting ends with the transaction.
+        ).format(table=knn.table, where=knn.where, ef=sql.Literal(int(ef)))
+        # The index returns at most ef_search rows; the settings end with the transaction.
         rows = self.read_with(
-            {"hnsw.ef_search": str(ef)}, query, [knn.vector, ef, *knn.params, cap, limit]
+            _KNN_SETTINGS | {"hnsw.ef_search": str(ef)},
+            query,
+            [knn.vector, *knn.params, cap, limit],
         )
         hits = [
             ChunkHit(str(doc), int(cid), 1.0 - float(dist), chunk_of(idx, start, end, heading))
