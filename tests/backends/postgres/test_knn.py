@@ -194,3 +194,44 @@ def test_the_k_nn_statement_runs_on_one_generic_plan(pg_target: str) -> None:
     assert len(plans) == 1
     generic, custom = plans[0]
     assert generic > 0 and custom == 0
+
+
+def test_a_semantic_search_reads_what_it_shows_of_its_hits_in_its_k_nn(
+    pg_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documents, text starts, passages and snippets a semantic search shows come
+    with its k-NN (a round trip less), the same as read after it."""
+    words = ["granite", "basalt", "marble", "slate", "quartz", "shale"]
+    with trove.open(pg_target, embedder="hash:64", chunk_chars=60, chunk_overlap=0) as kb:
+        for i in range(30):  # documents of several chunks: a passage is chosen among them
+            parts = [
+                f"{words[(i + j) % 6]} {words[(i * j) % 6]} stone layer {j}." for j in range(6)
+            ]
+            kb.add(
+                " ".join(parts),
+                title=f"rock {i}",
+                source_id=str(i),
+                source="odd" if i % 2 else "even",
+            )
+        kb.add_many({"text": f"granite note {i}", "source_id": f"n{i}"} for i in range(20))
+        asked = [("granite marble", {}), ("slate layer", {"source": "odd"}), ("quartz", {})]
+        folded = []
+        for query, where in asked:
+            sent = statements(monkeypatch)
+            folded.append(kb.search(query, mode="semantic", limit=8, record_access=False, **where))
+            assert len([s for s in sent if "<=>" in s]) == 1
+            assert [s for s in sent if "left(d.text" in s] == [s for s in sent if "<=>" in s]
+            monkeypatch.undo()
+
+        def apart(
+            self: Any, lock: Any, query: Any, filters: Any, limit: int, now: float, shown: Any
+        ) -> Any:
+            hits = self.vector_search(lock, query, filters, limit, now)
+            read = [(h.doc_id, h.chunk_id) for h in hits]
+            return hits, self.hit_details(shown[0], read, shown[1])
+
+        monkeypatch.setattr(type(kb.backend), "vector_search_shown", apart)
+        for (query, where), hits in zip(asked, folded, strict=True):
+            assert hits, query
+            assert kb.search(query, mode="semantic", limit=8, record_access=False, **where) == hits
+        assert any(h.chunk.index > 0 for hits in folded for h in hits)  # passages chosen

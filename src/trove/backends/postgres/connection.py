@@ -15,7 +15,7 @@ import select
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from pgvector.psycopg.vector import register_vector_info
@@ -36,6 +36,10 @@ from trove.backends.postgres.url import PostgresTarget
 from trove.errors import StoreError
 from trove.models import Document
 from trove.search import deadline
+
+if TYPE_CHECKING:
+    from trove.hits import HitDetails
+    from trove.search.query import ParsedQuery
 
 _LOST = "lost the connection to"
 # A pooled connection idle longer than this is checked with a round trip on checkout; a
@@ -62,6 +66,16 @@ class Connected:
     _stats_cache: tuple[float, int, float, float] | None = None
 
     def _documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:
+        raise NotImplementedError
+
+    def hit_details(
+        self, query: ParsedQuery, hits: Sequence[tuple[str, int]], chars: int
+    ) -> HitDetails:
+        raise NotImplementedError
+
+    def details_of(
+        self, query: ParsedQuery, rows: Sequence[Sequence[Any]], hits: Sequence[tuple[str, int]]
+    ) -> HitDetails:
         raise NotImplementedError
 
     def _timeout(self) -> float:

@@ -4,6 +4,7 @@ the server, as the index was) and CJK runs marked; and what search shows of its 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
@@ -48,6 +49,12 @@ class Snippets(Connected):
                 passage.MAX_CHUNKS,
             ),
         )
+        return self.details_of(query, rows, hits)
+
+    def details_of(
+        self, query: ParsedQuery, rows: Sequence[Sequence[Any]], hits: Sequence[tuple[str, int]]
+    ) -> HitDetails:
+        """:meth:`hit_details` of the rows it reads (also read by a k-NN with its hits)."""
         documents, texts, candidates = hit_rows(rows, document)
         chosen = passage.Deferred(query, candidates, dict(hits), lambda t: self._spans(query, t))
         chosen.chosen()  # now: the words are stemmed by the server, open now
