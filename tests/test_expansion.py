@@ -163,9 +163,9 @@ def test_a_repeated_expansion_reads_no_row(
     read: list[str] = []
     get_meta = kb.backend.get_meta
 
-    def counted(key: str) -> str | None:
+    def counted(key: str, *, max_age: float = 0.0) -> str | None:
         read.append(key)
-        return get_meta(key)
+        return get_meta(key, max_age=max_age)
 
     monkeypatch.setattr(kb.backend, "get_meta", counted)
     again = kb.search("sqlite cache", expand="llm")

@@ -367,7 +367,9 @@ class Store(store_writes.StoreWrites):
         return cluster_groups.Clusters(self)
 
     def has_duplicates(self) -> bool:
-        return self.backend.get_meta(canonical.META_KEY) is not None
+        """Whether canonicalize has marked duplicates here (search then collapses them):
+        as this handle read it within ``canonical.MARK_AGE_S``."""
+        return self.backend.get_meta(canonical.META_KEY, max_age=canonical.MARK_AGE_S) is not None
 
     def canonicalize(self, **options: Any) -> builtins.list[canonical.DuplicateGroup]:
         """Fold near-duplicates into canonical documents (reversible, nothing deleted):

@@ -44,8 +44,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def test_hits_read_later_show_what_hits_read_at_once(tmp_path: Path) -> None:
-    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+def test_hits_read_later_show_what_hits_read_at_once(store_target: str) -> None:
+    """On every backend (PostgreSQL stems the words on the server at the search)."""
+    with trove.open(store_target, embedder=None) as kb:
         _filled(kb)
         now = kb.search(QUERY, mode="keyword")
         shown = [(h.chunk, h.snippet) for h in now]
@@ -60,9 +61,9 @@ def test_hits_read_later_show_what_hits_read_at_once(tmp_path: Path) -> None:
 
 
 def test_a_search_whose_hits_are_not_read_chooses_nothing(
-    tmp_path: Path, counted: list[int]
+    store_target: str, counted: list[int]
 ) -> None:
-    with trove.open(tmp_path / "kb.db", embedder=None) as kb:
+    with trove.open(store_target, embedder=None) as kb:
         _filled(kb)
         hits = kb.search(QUERY, mode="keyword")
         assert [h.doc_id for h in hits] and [h.score for h in hits] and [h.title for h in hits]
@@ -74,8 +75,8 @@ def test_a_search_whose_hits_are_not_read_chooses_nothing(
 
 
 def test_hits_read_after_their_store_closed_show_their_passages(kb: trove.Store) -> None:
-    """On every backend: SQLite's choice needs no store, PostgreSQL's (its words are
-    stemmed on the server) is made at once."""
+    """On every backend: the choice needs no store (PostgreSQL stems its words on the
+    server at the search, and chooses later)."""
     _filled(kb)
     hits = kb.search(QUERY, mode="keyword")
     kb.close()

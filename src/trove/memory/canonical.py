@@ -44,6 +44,11 @@ TEXT_ONLY_LIMIT = 5000
 EDGE = "duplicate_of"
 # Set once a store has canonical marks, so search only pays for collapsing then.
 META_KEY = "canonical.marked"
+# Each search asks whether the store has marked duplicates. On PostgreSQL that read was a
+# round trip of a semantic search's six (0.25 ms at 100k chunks): a search takes the
+# answer this handle read up to this many seconds ago. This handle's own canonicalize
+# shows at once; another process's first one within this long.
+MARK_AGE_S = 5.0
 _BLOCK = 256
 # Past this many documents, candidate pairs come from hashing (see _bucket_pairs):
 # the exact scan is quadratic (python bench/memory.py times canonicalize).

@@ -12,7 +12,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
@@ -63,6 +63,23 @@ class SearchBackend(Protocol):
         self, query: ParsedQuery, hits: Sequence[tuple[str, int]], chars: int
     ) -> HitDetails: ...
     def edges_of(self, doc_ids: Sequence[str], type: str | None) -> list[Edge]: ...
+
+
+@runtime_checkable
+class ShownKnn(Protocol):
+    """A backend whose k-NN reads what search shows of its hits (``hit_details``) in its
+    own statement: PostgreSQL, where that is a semantic search's round trip less. Checked
+    with ``isinstance``; any other backend is asked for them after."""
+
+    def vector_search_shown(
+        self,
+        lock: Any,
+        query: Any,
+        filters: Filters,
+        limit: int,
+        now: float,
+        shown: tuple[ParsedQuery, int],
+    ) -> tuple[list[ChunkHit], HitDetails]: ...
 
 
 class Pool(Protocol):
@@ -122,10 +139,12 @@ class HybridSearch:
         scripts = scripts_of(query, min_share=SCRIPT_SHARE)
         weights = self.weights(scripts, mode)
         used = {name for name, weight in weights.items() if weight > 0}
+        details = None  # what search shows of the hits, when the k-NN read it
         if used == {"keyword"}:  # also hybrid for a script the embedder does not know
             lists = {"keyword": backend.keyword_search(parsed, where, limit, stamp)}
         elif used == {"semantic"}:
-            lists = {"semantic": self.semantic(query, where, limit, stamp)}
+            found, details = self.semantic_shown(query, parsed, where, limit, stamp)
+            lists = {"semantic": found}
         else:
             lists = self.both(query, parsed, where, stamp)
         method = self.parts.fusion if len(lists) > 1 else "single"
@@ -135,7 +154,7 @@ class HybridSearch:
         asked = exact.phrases(query, parsed)
         info = calibration.query_info(parsed.words, parsed.cjk, "cjk" in scripts, asked)
         how = (method, weights, dropped, request.explain)
-        return self.hits(parsed, fused, lists, info, how)
+        return self.hits(parsed, fused, lists, info, how, details)
 
     def resolve_mode(self, mode: str | None) -> str:
         """``mode``, or the store's default, checked (search/phrasings.py builds on it)."""
@@ -163,14 +182,17 @@ class HybridSearch:
         lists: dict[str, list[ChunkHit]],
         info: calibration.QueryInfo,
         how: tuple[str, dict[str, float], tuple[str, ...], bool],
+        details: HitDetails | None = None,
     ) -> list[Hit]:
         """The fused documents as calibrated hits with snippets (and ``explain``); also
-        how search/phrasings.py finishes the several phrasings' fused legs."""
+        how search/phrasings.py finishes the several phrasings' fused legs. ``details``:
+        what search shows of them, if already read (one list's hits are the fused ones)."""
         method, weights, dropped, explain = how
         backend = self.parts.backend
         model_id = self.parts.vectors.resolve().model_id if "semantic" in lists else None
-        read = [(f.doc_id, f.chunk_id) for f in fused]
-        details = backend.hit_details(parsed, read, calibration.COVERAGE_CHARS)
+        if details is None:
+            read = [(f.doc_id, f.chunk_id) for f in fused]
+            details = backend.hit_details(parsed, read, calibration.COVERAGE_CHARS)
         docs = details.documents
         texts = calibration.titled(docs, details.texts)
         key, rows, scores = calibration.calibrate(fused, lists, info, model_id, texts)
@@ -257,6 +279,22 @@ class HybridSearch:
             return []
         lock, vector = found
         return self.parts.backend.vector_search(lock, vector, where, limit, stamp)
+
+    def semantic_shown(
+        self, query: str, parsed: ParsedQuery, where: Filters, limit: int, stamp: float
+    ) -> tuple[list[ChunkHit], HitDetails | None]:
+        """:meth:`semantic`, and what search shows of its hits where the backend's k-NN
+        reads that in its own statement (:class:`ShownKnn`); else None."""
+        backend = self.parts.backend
+        if not isinstance(backend, ShownKnn):
+            return self.semantic(query, where, limit, stamp), None
+        with deadline.paused():  # the embedder's time is not the search's (deadline.py)
+            found = self.parts.vectors.query(query)
+        if found is None:
+            return [], None
+        lock, vector = found
+        shown = (parsed, calibration.COVERAGE_CHARS)
+        return backend.vector_search_shown(lock, vector, where, limit, stamp, shown)
 
     def weights(self, scripts: frozenset[str], mode: str) -> dict[str, float]:
         """Fusion weights; the embedder gets none for a query in a script it does not know."""

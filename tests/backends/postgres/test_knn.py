@@ -140,7 +140,7 @@ def test_a_search_reads_the_lock_once_and_survives_a_rebuild_by_another_handle(
         kb.search("plain note", mode="semantic")
         sent = statements(monkeypatch)
         kb.search("plain note", mode="semantic")
-        assert len([s for s in sent if "FROM meta" in s]) == 1  # has_duplicates only
+        assert [s for s in sent if "FROM meta" in s] == []  # the lock, the mark: as read
         other.reembed()  # a new table; the one kb's search took is dropped
         assert len(kb.search("plain note", mode="semantic", limit=50)) == 30
         assert kb.backend.vector_lock() == other.backend.vector_lock()
@@ -171,3 +171,67 @@ def test_a_read_with_settings_is_one_implicit_transaction_without_begin_or_commi
             after = backend.rows(query)  # nothing left on the connection
             assert after in ([("40", "0")], [(None, "0")])
         assert blocks == []
+
+
+def test_the_k_nn_statement_runs_on_one_generic_plan(pg_target: str) -> None:
+    """PostgreSQL planned the prepared k-NN afresh for each query vector (0.2-0.3 ms of a
+    search at 100k chunks); it runs on its generic plan, with the same hits."""
+    with trove.open(f"{pg_target}&pool_size=1", embedder="hash:64") as kb:
+        rng = np.random.default_rng(3)
+        kb.add_many(
+            {"text": " ".join(rng.choice(TOPICS, 4, replace=False)), "source_id": str(i)}
+            for i in range(80)
+        )
+        for words in ["coffee brewing", "tea leaf", "milk sugar"] * 8:
+            query = kb.embedder.embed_query(words)  # type: ignore[union-attr]
+            hits = kb.search(words, mode="semantic", limit=10)
+            assert {h.doc_id for h in hits} == {d for d, _ in exact_documents(kb, query)[:10]}
+        plans = kb.backend.rows(  # type: ignore[attr-defined]
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+            "WHERE statement LIKE %s",
+            ("WITH ann AS MATERIALIZED%",),
+        )
+    assert len(plans) == 1
+    generic, custom = plans[0]
+    assert generic > 0 and custom == 0
+
+
+def test_a_semantic_search_reads_what_it_shows_of_its_hits_in_its_k_nn(
+    pg_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documents, text starts, passages and snippets a semantic search shows come
+    with its k-NN (a round trip less), the same as read after it."""
+    words = ["granite", "basalt", "marble", "slate", "quartz", "shale"]
+    with trove.open(pg_target, embedder="hash:64", chunk_chars=60, chunk_overlap=0) as kb:
+        for i in range(30):  # documents of several chunks: a passage is chosen among them
+            parts = [
+                f"{words[(i + j) % 6]} {words[(i * j) % 6]} stone layer {j}." for j in range(6)
+            ]
+            kb.add(
+                " ".join(parts),
+                title=f"rock {i}",
+                source_id=str(i),
+                source="odd" if i % 2 else "even",
+            )
+        kb.add_many({"text": f"granite note {i}", "source_id": f"n{i}"} for i in range(20))
+        asked = [("granite marble", {}), ("slate layer", {"source": "odd"}), ("quartz", {})]
+        folded = []
+        for query, where in asked:
+            sent = statements(monkeypatch)
+            folded.append(kb.search(query, mode="semantic", limit=8, record_access=False, **where))
+            assert len([s for s in sent if "<=>" in s]) == 1
+            assert [s for s in sent if "left(d.text" in s] == [s for s in sent if "<=>" in s]
+            monkeypatch.undo()
+
+        def apart(
+            self: Any, lock: Any, query: Any, filters: Any, limit: int, now: float, shown: Any
+        ) -> Any:
+            hits = self.vector_search(lock, query, filters, limit, now)
+            read = [(h.doc_id, h.chunk_id) for h in hits]
+            return hits, self.hit_details(shown[0], read, shown[1])
+
+        monkeypatch.setattr(type(kb.backend), "vector_search_shown", apart)
+        for (query, where), hits in zip(asked, folded, strict=True):
+            assert hits, query
+            assert kb.search(query, mode="semantic", limit=8, record_access=False, **where) == hits
+        assert any(h.chunk.index > 0 for hits in folded for h in hits)  # passages chosen

@@ -15,7 +15,7 @@ import select
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from pgvector.psycopg.vector import register_vector_info
@@ -36,6 +36,10 @@ from trove.backends.postgres.url import PostgresTarget
 from trove.errors import StoreError
 from trove.models import Document
 from trove.search import deadline
+
+if TYPE_CHECKING:
+    from trove.hits import HitDetails
+    from trove.search.query import ParsedQuery
 
 _LOST = "lost the connection to"
 # A pooled connection idle longer than this is checked with a round trip on checkout; a
@@ -62,6 +66,16 @@ class Connected:
     _stats_cache: tuple[float, int, float, float] | None = None
 
     def _documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:
+        raise NotImplementedError
+
+    def hit_details(
+        self, query: ParsedQuery, hits: Sequence[tuple[str, int]], chars: int
+    ) -> HitDetails:
+        raise NotImplementedError
+
+    def details_of(
+        self, query: ParsedQuery, rows: Sequence[Sequence[Any]], hits: Sequence[tuple[str, int]]
+    ) -> HitDetails:
         raise NotImplementedError
 
     def _timeout(self) -> float:
@@ -150,12 +164,15 @@ class Connected:
             yield
             return
         with self._errors(), self.pool.connection() as conn:
-            with conn.transaction():
-                self._local.conn = conn
-                try:
-                    yield
-                finally:
-                    self._local.conn = None
+            try:
+                with conn.transaction():
+                    self._local.conn = conn
+                    try:
+                        yield
+                    finally:
+                        self._local.conn = None
+            finally:  # committed (or not): meta values read before may be stale
+                self._meta_read().clear()
             if self.replicas is not None:  # committed: reads wait for standbys to replay it
                 self._note_write(self.replicas, conn)
 
@@ -240,9 +257,20 @@ class Connected:
         """Chunks changed: the corpus figures BM25 uses are recomputed on the next search."""
         self._stats_cache = None
 
-    def get_meta(self, key: str) -> str | None:
+    def get_meta(self, key: str, *, max_age: float = 0.0) -> str | None:
+        """A meta value; with ``max_age``, the one this handle read within that many
+        seconds, if it did (a round trip less). Inside a write, always its own reading;
+        after this handle's writes, read again (:meth:`transaction` forgets them)."""
+        kept = self._meta_read()
+        if getattr(self._local, "conn", None) is not None:
+            kept = {}  # uncommitted: not kept
+        seen = kept.get(key)
+        if seen is not None and time.monotonic() - seen[0] < max_age:
+            return seen[1]
         row = self.one("SELECT value FROM meta WHERE key = %s", (key,))
-        return None if row is None else str(row[0])
+        value = None if row is None else str(row[0])
+        kept[key] = (time.monotonic(), value)
+        return value
 
     def set_meta(self, key: str, value: str | None) -> None:
         with self.transaction(), self.conn() as conn:
@@ -254,6 +282,11 @@ class Connected:
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (key, value),
                 )
+
+    def _meta_read(self) -> dict[str, tuple[float, str | None]]:
+        """(when, value) of each meta key this handle read (see get_meta)."""
+        kept: dict[str, tuple[float, str | None]] = self.__dict__.setdefault("_meta_kept", {})
+        return kept
 
 
 def _budget() -> dict[str, str]:

@@ -3,7 +3,9 @@ the server, as the index was) and CJK runs marked; and what search shows of its 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
@@ -48,9 +50,17 @@ class Snippets(Connected):
                 passage.MAX_CHUNKS,
             ),
         )
+        return self.details_of(query, rows, hits)
+
+    def details_of(
+        self, query: ParsedQuery, rows: Sequence[Sequence[Any]], hits: Sequence[tuple[str, int]]
+    ) -> HitDetails:
+        """:meth:`hit_details` of the rows it reads (also read by a k-NN with its hits)."""
         documents, texts, candidates = hit_rows(rows, document)
-        chosen = passage.Deferred(query, candidates, dict(hits), lambda t: self._spans(query, t))
-        chosen.chosen()  # now: the words are stemmed by the server, open now
+        # The words the choice marks are stemmed now, by the server; the choice, which
+        # needs no store then, when a hit's passage or snippet is first read.
+        read = {p.chunk_id: p.text for passages in candidates.values() for p in passages}
+        chosen = passage.Deferred(query, candidates, dict(hits), self._marker(query, read))
         return HitDetails(documents, texts, chosen)
 
     def _marked(self, query: ParsedQuery, texts_by_id: dict[int, str]) -> dict[int, str]:
@@ -62,6 +72,11 @@ class Snippets(Connected):
         self, query: ParsedQuery, texts_by_id: Mapping[int, str]
     ) -> dict[int, list[tuple[int, int]]]:
         """Where each chunk text holds the query's words (stemmed) and CJK runs."""
+        return self._marker(query, texts_by_id)(texts_by_id)
+
+    def _marker(self, query: ParsedQuery, texts_by_id: Mapping[int, str]) -> passage.Spans:
+        """:meth:`_spans` of these texts as a function that needs no store: what needs
+        the server (the stems) is read now."""
         words = [text_index.fold(w) for w in query.words]
         needles = list(query.substrings) + query.cjk_runs()
         if query.raw is not None:
@@ -79,12 +94,23 @@ class Snippets(Connected):
         maybe = {w for spans in tokens.values() for _, _, w in spans}
         stems = self.stems(sorted(starts | maybe)) if words else {}
         wanted = {lex for w in words for lex in stems.get(w, ())}
-        found = {}
-        for cid, text in texts_by_id.items():
-            spans: list[tuple[int, int]] = []
-            if wanted:
-                spans += text_index.mark_spans(tokens[cid], stems, wanted)
-            if needles:
-                spans += snippet.substring_intervals(text, needles)
-            found[cid] = spans
-        return found
+        return functools.partial(_marks, tokens, stems, wanted, needles)
+
+
+def _marks(
+    tokens: Mapping[int, list[tuple[int, int, str]]],
+    stems: Mapping[str, Sequence[str]],
+    wanted: set[str],
+    needles: list[str],
+    texts_by_id: Mapping[int, str],
+) -> dict[int, list[tuple[int, int]]]:
+    """The spans of each text (``tokens``: its candidate words, with their ``stems``)."""
+    found = {}
+    for cid, text in texts_by_id.items():
+        spans: list[tuple[int, int]] = []
+        if wanted:
+            spans += text_index.mark_spans(tokens[cid], stems, wanted)
+        if needles:
+            spans += snippet.substring_intervals(text, needles)
+        found[cid] = spans
+    return found

@@ -117,7 +117,9 @@ class Connected:
     def _tokenize(self, data: bytes, query: bool = False) -> list[tuple[int, int, str]]:
         raise NotImplementedError
 
-    def get_meta(self, key: str) -> str | None:
+    def get_meta(self, key: str, *, max_age: float = 0.0) -> str | None:
+        # Always read: a local read costs less than keeping a copy (``max_age`` is for
+        # backends whose reads are round trips).
         value = self._scalar("SELECT value FROM meta WHERE key = ?", (key,))
         return None if value is None else str(value)
 
