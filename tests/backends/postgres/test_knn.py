@@ -10,6 +10,7 @@ import psycopg
 import pytest
 
 import trove
+from helpers.pg_statements import statements
 from trove.backends.postgres import vectors
 from trove.backends.postgres.vectors import as_array
 from trove.search.filters import Filters
@@ -18,19 +19,6 @@ TOPICS = [
     "coffee", "tea", "brewing", "kettle", "grinder", "roast",
     "leaf", "milk", "sugar", "cup", "pot", "water",
 ]  # fmt: skip
-
-
-def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The text of every statement sent from now on."""
-    sent: list[str] = []
-    execute = psycopg.Cursor.execute
-
-    def traced(self: psycopg.Cursor, query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(query.as_string(self) if hasattr(query, "as_string") else str(query))
-        return execute(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(psycopg.Cursor, "execute", traced)
-    return sent
 
 
 def exact_documents(kb: trove.Store, query: np.ndarray, **where: str) -> list[tuple[str, int]]:

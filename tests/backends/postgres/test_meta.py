@@ -7,25 +7,12 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
-import psycopg
 import pytest
 
 import trove
+from helpers.pg_statements import statements
 from trove.backends.postgres import connection
 from trove.memory import canonical
-
-
-def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The text of every statement sent from now on."""
-    sent: list[str] = []
-    execute = psycopg.Cursor.execute
-
-    def traced(self: psycopg.Cursor, query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(query.as_string(self) if hasattr(query, "as_string") else str(query))
-        return execute(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(psycopg.Cursor, "execute", traced)
-    return sent
 
 
 def _dupes(kb: trove.Store) -> tuple[str, str]:
