@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 import trove
@@ -42,6 +44,29 @@ def test_add_many_with_vectors_and_get_returns_the_stored_text(kb: trove.Store) 
     doc = kb.get(ids[0])
     assert doc is not None and doc.text == "first  text\n"
     assert kb.search(vector=[0, 0, 0, 1], limit=1)[0].doc_id == ids[1]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_buffer_the_caller_fills_again_for_each_item_gives_each_its_own(
+    kb: trove.Store, dtype: str
+) -> None:
+    """A bulk write keeps each item's vector until its batch is written: a caller that
+    fills one array for every item must not give every document the last one."""
+    buffer = np.zeros(4, dtype)
+
+    def items() -> Iterator[dict[str, object]]:
+        for axis in range(3):
+            buffer[:] = 0
+            buffer[axis] = 1
+            yield {"text": f"axis {axis}", "vector": buffer}
+
+    kb.add_many(items())
+    for axis in range(3):
+        query = [0.0] * 4
+        query[axis] = 1.0
+        [hit] = kb.search(vector=query, limit=1)
+        assert hit.snippet == f"axis {axis}"
+        assert hit.score == pytest.approx(1.0, abs=1e-3)
 
 
 @pytest.mark.parametrize(

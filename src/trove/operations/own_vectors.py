@@ -42,7 +42,10 @@ def flat(value: Any, *, error: type[Exception] = InvalidInput) -> np.ndarray:
     if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
         raise error("vector must be a list of numbers")
     try:
-        array = np.asarray(value, dtype=np.float64)
+        # A copy: a bulk write keeps each item's vector until its batch is written, and a
+        # caller may fill one buffer again for every item (``asarray`` kept the buffer, so
+        # every document of a batch got the last item's vector).
+        array = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise error("vector must be a list of numbers") from None
     if array.ndim != 1 or array.size == 0:
