@@ -12,7 +12,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from trove.embedders.base import Embedder, scripts_of
 from trove.errors import InvalidQuery
@@ -65,11 +65,10 @@ class SearchBackend(Protocol):
     def edges_of(self, doc_ids: Sequence[str], type: str | None) -> list[Edge]: ...
 
 
-@runtime_checkable
 class ShownKnn(Protocol):
     """A backend whose k-NN reads what search shows of its hits (``hit_details``) in its
-    own statement: PostgreSQL, where that is a semantic search's round trip less. Checked
-    with ``isinstance``; any other backend is asked for them after."""
+    own statement: PostgreSQL, where that is a semantic search's round trip less. Known by
+    the method (:meth:`HybridSearch.semantic_shown`); any other backend is asked after."""
 
     def vector_search_shown(
         self,
@@ -273,12 +272,10 @@ class HybridSearch:
         return not self.inline() and self.parts.vectors.resolve().releases_gil
 
     def semantic(self, query: str, where: Filters, limit: int, stamp: float) -> list[ChunkHit]:
-        with deadline.paused():  # the embedder's time is not the search's (deadline.py)
-            found = self.parts.vectors.query(query)
+        found = self.query_vector(query)
         if found is None:
             return []
-        lock, vector = found
-        return self.parts.backend.vector_search(lock, vector, where, limit, stamp)
+        return self.parts.backend.vector_search(*found, where, limit, stamp)
 
     def semantic_shown(
         self, query: str, parsed: ParsedQuery, where: Filters, limit: int, stamp: float
@@ -286,15 +283,19 @@ class HybridSearch:
         """:meth:`semantic`, and what search shows of its hits where the backend's k-NN
         reads that in its own statement (:class:`ShownKnn`); else None."""
         backend = self.parts.backend
-        if not isinstance(backend, ShownKnn):
+        # hasattr, not isinstance: a runtime protocol check costs 8 us a search.
+        if not hasattr(backend, "vector_search_shown"):
             return self.semantic(query, where, limit, stamp), None
-        with deadline.paused():  # the embedder's time is not the search's (deadline.py)
-            found = self.parts.vectors.query(query)
+        found = self.query_vector(query)
         if found is None:
             return [], None
-        lock, vector = found
         shown = (parsed, calibration.COVERAGE_CHARS)
-        return backend.vector_search_shown(lock, vector, where, limit, stamp, shown)
+        return cast(ShownKnn, backend).vector_search_shown(*found, where, limit, stamp, shown)
+
+    def query_vector(self, query: str) -> tuple[Any, Any] | None:
+        """The embedder's lock and the query's vector (None: no vectors to search)."""
+        with deadline.paused():  # the embedder's time is not the search's (deadline.py)
+            return self.parts.vectors.query(query)
 
     def weights(self, scripts: frozenset[str], mode: str) -> dict[str, float]:
         """Fusion weights; the embedder gets none for a query in a script it does not know."""

@@ -10,7 +10,8 @@ from typing import Any
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.documents import document
-from trove.backends.rows import CHUNK_OF_C, HEADER_OF_D, hit_rows
+from trove.backends.postgres.shown import SHOWN, passages_of
+from trove.backends.rows import hit_rows
 from trove.errors import InvalidQuery
 from trove.hits import HitDetails
 from trove.search import passage, snippet
@@ -35,14 +36,8 @@ class Snippets(Connected):
         ``chars`` characters, and its passage (search/passage.py: of its chunks, or of
         a long document the one ranked) with its snippet, in one round trip."""
         rows = self.rows(
-            f"SELECT {HEADER_OF_D}, left(d.text, %s), {CHUNK_OF_C} "
-            "FROM unnest(%s::text[], %s::bigint[]) AS r(doc_id, chunk_id) "
-            "JOIN document d ON d.id = r.doc_id "
-            # A chunk replaced since it was ranked has no row: its document still counts.
-            # At most MAX_CHUNKS chunks: none numbered past them (an index seek; a count
-            # per chunk row made a 50 MB text's search quadratic).
-            "LEFT JOIN chunk c ON c.doc_id = d.id AND (c.id = r.chunk_id OR "
-            "NOT EXISTS (SELECT 1 FROM chunk x WHERE x.doc_id = d.id AND x.idx >= %s))",
+            f"SELECT {SHOWN} FROM unnest(%s::text[], %s::bigint[]) AS r(doc_id, chunk_id) "
+            f"JOIN document d ON d.id = r.doc_id {passages_of('r')}",
             (
                 chars,
                 [doc_id for doc_id, _ in hits],

@@ -27,8 +27,8 @@ from trove.backends.base import EmbedderLock
 from trove.backends.postgres import bulk, delta
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
+from trove.backends.postgres.shown import SHOWN, passages_of
 from trove.backends.ranking import collapse
-from trove.backends.rows import CHUNK_OF_C, HEADER_OF_D
 from trove.backends.vector_lock import LOCK_KEY, next_table, read_lock, same_embedder, written_lock
 from trove.errors import EmbedderMismatch, StoreError
 from trove.hits import ChunkHit, HitDetails
@@ -450,12 +450,8 @@ class VectorStorage(Connected):
 
 
 # What hit_details reads of each document (snippets.py), joined to the k-NN's last rows.
-_SHOWN = f", {HEADER_OF_D}, left(d.text, %s), {CHUNK_OF_C}"
-_DETAILS = (
-    " LEFT JOIN document d ON d.id = b.doc_id LEFT JOIN chunk c ON c.doc_id = d.id AND "
-    "(c.id = b.chunk_id OR NOT EXISTS (SELECT 1 FROM chunk x WHERE x.doc_id = d.id "
-    "AND x.idx >= %s))"
-)
+_SHOWN = f", {SHOWN}"
+_DETAILS = f" LEFT JOIN document d ON d.id = b.doc_id {passages_of('b')}"
 
 
 class _Found(NamedTuple):
