@@ -13,7 +13,10 @@ last connection's checkpoint copies what the write-ahead log still holds into th
 Compare with it: a checkpoint also runs inside a write whenever the log passes ~40 MB,
 so whether the write's own window pays for one depends on where that mark falls (10,000
 documents without vectors log 37 MB and leave it all to the close; with vectors they
-pass it, and pay a checkpoint and its fsync inside the write). ``--profile`` prints a
+pass it, and pay a checkpoint and its fsync inside the write). ``--vectors-cost``
+alternates runs without and with vectors, ``--repeat`` pairs in one process (the load
+moves between separate runs more than the cost of vectors), and reports what vectors add:
+the medians of each pair's extra wall (through close) and CPU time. ``--profile`` prints a
 cProfile of the first run instead of timing it (sorted by ``$SORT``, default cumulative;
 ``$TOP`` lines, 35).
 """
@@ -126,8 +129,12 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--base", type=Path, help="write into a copy of this store")
     parser.add_argument("--vectors", action="store_true", help="documents bring vectors")
+    parser.add_argument("--vectors-cost", action="store_true", help="alternate without/with")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
+    if args.vectors_cost:
+        vectors_cost(args)
+        return
     with tempfile.TemporaryDirectory(dir=args.base.parent if args.base else None) as tmp:
         base = Path(tmp) / "base.db"
         if args.base:
@@ -160,6 +167,40 @@ def main() -> None:
                 f"wall through close median {statistics.median(closed):,.0f} "
                 f"(runs wall {[round(w) for w in walls]}) load {os.getloadavg()}"
             )
+
+
+def vectors_cost(args: argparse.Namespace) -> None:
+    """Pairs of runs without and with vectors, alternated; what vectors add, per pair."""
+    with tempfile.TemporaryDirectory(dir=args.base.parent if args.base else None) as tmp:
+        base = Path(tmp) / "base.db"
+        if args.base:
+            copy_store(args.base, base)
+        else:
+            fill(base, args.into)
+        plain = items(args.docs, 7)
+        given = items(args.docs, 7, dimension=dimension_of(base))
+        walls: list[float] = []
+        cpus: list[float] = []
+        rates: list[tuple[float, float]] = []
+        for r in range(args.repeat):
+            times = []
+            for kind, docs in (("plain", plain), ("vectors", given)):
+                path = Path(tmp) / f"{kind}{r}.db"
+                copy_store(base, path)
+                _, cpu, through_close = once(path, docs, args.batch)
+                times.append((through_close, cpu))
+            (wall0, cpu0), (wall1, cpu1) = times
+            walls.append(wall1 / wall0 - 1)
+            cpus.append(cpu1 / cpu0 - 1)
+            rates.append((args.docs / wall0, args.docs / wall1))
+        print(
+            f"docs={args.docs} into={args.base or args.into} batch={args.batch} "
+            f"pairs={args.repeat}: vectors add wall (through close) median "
+            f"{statistics.median(walls):+.1%} (pairs {[f'{w:+.0%}' for w in walls]}), "
+            f"CPU median {statistics.median(cpus):+.1%}; chunks/s through close without "
+            f"{statistics.median(r[0] for r in rates):,.0f}, with "
+            f"{statistics.median(r[1] for r in rates):,.0f}; load {os.getloadavg()}"
+        )
 
 
 if __name__ == "__main__":

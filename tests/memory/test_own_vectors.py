@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -67,6 +67,41 @@ def test_a_buffer_the_caller_fills_again_for_each_item_gives_each_its_own(
         [hit] = kb.search(vector=query, limit=1)
         assert hit.snippet == f"axis {axis}"
         assert hit.score == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_batch_gives_each_item_its_vector_whatever_form_it_comes_in(kb: trove.Store) -> None:
+    """A batch's vectors are gathered into one matrix as the items come (past its first
+    size): numpy arrays of floats as they are, lists and integer arrays read first."""
+    forms = [list, lambda v: np.array(v, "float32"), np.array, lambda v: np.array(v, "int64")]
+    items = []
+    for i in range(40):
+        axis = [0] * 64
+        axis[i] = 1
+        items.append({"text": f"item {i}", "vector": forms[i % len(forms)](axis)})
+    kb.add_many(items, batch_size=100)
+    for i in range(40):
+        query = [0.0] * 64
+        query[i] = 1.0
+        [hit] = kb.search(vector=query, limit=1)
+        assert hit.snippet == f"item {i}"
+        assert hit.score == pytest.approx(1.0, abs=1e-3)
+
+
+@pytest.mark.parametrize("form", [list, np.array, lambda v: np.array(v, "float32")])
+def test_vectors_of_two_widths_in_one_batch_of_a_new_store_are_invalid(
+    kb: trove.Store, form: Callable[[list[int]], object]
+) -> None:
+    """The first vector of a new store fixes the dimension; the batch's others are
+    checked against it (they failed in numpy, with a ValueError, before)."""
+    with pytest.raises(InvalidInput, match="3 dimensions"):
+        kb.add_many(
+            [
+                {"text": "four", "vector": form([1, 0, 0, 0])},
+                {"text": "three", "vector": form([1, 0, 0])},
+            ],
+            batch_size=10,
+        )
+    assert kb.stats().documents == 0
 
 
 @pytest.mark.parametrize(

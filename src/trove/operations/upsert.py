@@ -12,7 +12,7 @@ A key that is not stored yet is created in every mode. Deleted documents count a
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trove.backends.writes import ChunkRow
 from trove.errors import InvalidInput
@@ -21,11 +21,6 @@ from trove.models import Document
 from trove.operations import own_vectors
 from trove.operations.chunk_spans import given_chunks
 from trove.write import ADD_FIELDS, Writer, WriteResult
-
-if TYPE_CHECKING:
-    import numpy as np
-else:  # numpy loads where first used: opening a store, stats, keyword search need none
-    from trove.lazy import numpy as np
 
 MODES = ("replace", "merge", "keep")
 # What Store.update may change.
@@ -69,37 +64,27 @@ def write_many(
     check(on_conflict)
     results: list[WriteResult | None] = []
     pending: list[tuple[int, Document]] = []
-    given: dict[str, np.ndarray] = {}
-    places: dict[str, int] = {}
-    # The first vector of a batch reads the dimension vectors must have, the rest compare
-    # (a read a vector was a third of a bulk write with vectors); read again after each
-    # flush, which may lock a new store to its first vector's dimension.
-    dimension: list[int | None] = []
     # The batch's vectors (every item's, a kept one's too), checked and normalized at
-    # once at the flush, before anything of the batch is written; ``given`` holds their
-    # places until then.
-    seen: list[np.ndarray] = []
+    # once at the flush, before anything of the batch is written.
+    vectors = own_vectors.Batch(writer.backend, writer.vectorizer)
 
     cut: dict[str, list[ChunkRow]] = {}  # the chunks callers cut documents into
 
     def flush() -> None:
-        if seen:
-            rows = own_vectors.units(np.stack(seen))
-            given.update((doc_id, rows[at]) for doc_id, at in places.items())
+        given = vectors.given() if len(vectors) else None
         done = writer.write([doc for _, doc in pending], given, cut) if pending else []
         cut.clear()
         for (position, _), result in zip(pending, done, strict=True):
             results[position] = result
         pending.clear()
-        given.clear()
-        places.clear()
-        seen.clear()
-        dimension.clear()
+        vectors.clear()
 
     for item in items:
-        vector = _vector(writer, item, dimension)
-        if vector is not None:
-            seen.append(vector)
+        row = (
+            vectors.take(item["vector"])
+            if isinstance(item, Mapping) and item.get("vector") is not None
+            else None
+        )
         spans = item.get("chunks") if isinstance(item, Mapping) else None
         if isinstance(item, Mapping) and not _RIDING.isdisjoint(item):
             item = {k: v for k, v in item.items() if k not in _RIDING}
@@ -109,11 +94,11 @@ def write_many(
             if spans is not None:
                 cut[resolved.id] = given_chunks(resolved, spans)
             pending.append((len(results) - 1, resolved))
-            if vector is not None:
-                places[resolved.id] = len(seen) - 1
-        if len(pending) >= batch_size or len(seen) >= batch_size:
+            if row is not None:
+                vectors.place(resolved.id, row)
+        if len(pending) >= batch_size or len(vectors) >= batch_size:
             flush()
-    if pending or seen:
+    if pending or len(vectors):
         flush()
     return [r for r in results if r is not None]
 
@@ -138,19 +123,6 @@ def skipping_empty(items: Iterable[Any], skipped: list[str]) -> Iterator[Any]:
             skipped.append(str(key) if key else f"item {position}")
         else:
             yield item
-
-
-def _vector(writer: Writer, item: Any, dimension: list[int | None]) -> np.ndarray | None:
-    """The item's vector, if it brings one, of the dimension the batch's vectors have."""
-    if not isinstance(item, Mapping) or item.get("vector") is None:
-        return None
-    vector = own_vectors.flat(item["vector"])
-    if not dimension:
-        own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
-        dimension.append(len(vector))
-    elif len(vector) != dimension[0]:
-        own_vectors.check(writer.backend, writer.vectorizer, {"": vector})
-    return vector
 
 
 def _resolve(

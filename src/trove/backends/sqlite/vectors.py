@@ -158,7 +158,7 @@ class VectorStorage(Connected):
         with self.transaction():
             self.conn.executemany(
                 f"INSERT OR REPLACE INTO {table} (id, codes) VALUES (?, ?)",
-                ((int(cid), codes[i]) for i, cid in enumerate(chunk_ids)),
+                zip(map(int, chunk_ids), codes, strict=True),
             )
             self._index_changes.vectors(table, chunk_ids, vectors)
 

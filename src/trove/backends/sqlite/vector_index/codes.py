@@ -57,13 +57,17 @@ def encode(vectors: np.ndarray) -> list[bytes]:
     if len(vectors) == 0:
         return []
     rows = np.asarray(vectors, np.float32).reshape(len(vectors), -1)
-    top = np.abs(rows).max(axis=1)
+    n, width = len(rows), _HEADER + 2 * rows.shape[1]
+    top = np.maximum(rows.max(axis=1), -rows.min(axis=1))
     scale = np.where(top > 0, top / _STEPS, 1.0).astype("<f4")
-    codes = np.clip(np.rint(rows / scale[:, None]), -_STEPS, _STEPS).astype("<i2")
-    packed = np.concatenate(
-        [scale.view(np.uint8).reshape(len(rows), _HEADER), codes.view(np.uint8)], axis=1
-    )
-    return [row.tobytes() for row in packed]
+    scaled = rows / scale[:, None]
+    np.rint(scaled, out=scaled)
+    np.clip(scaled, -_STEPS, _STEPS, out=scaled)
+    packed = np.empty((n, width), np.uint8)
+    packed[:, :_HEADER] = scale.view(np.uint8).reshape(n, _HEADER)
+    packed[:, _HEADER:].view("<i2")[...] = scaled
+    joined = packed.tobytes()  # a row's bytes are a slice of one copy, not a copy each
+    return [joined[start : start + width] for start in range(0, n * width, width)]
 
 
 def decode(blobs: list[bytes]) -> np.ndarray:
