@@ -500,3 +500,20 @@ def test_version(url: str, ana: httpx.Client) -> None:
     assert ana.get("/v1/version").json() == {"version": trove.__version__, "api": "v1"}
     with client(url, None) as anonymous:
         error(anonymous.get("/v1/version"), 401, "unauthorized")
+
+
+def test_a_batch_of_two_vector_widths_into_a_new_store_is_refused(
+    tmp_path: Path, serve: Serve
+) -> None:
+    """A keyword-only store takes the first vector's width; a batch with another width is
+    a 422 that writes nothing, as the library's add_many refuses it."""
+    items = [{"text": "four", "vector": [1.0, 0, 0, 0]}, {"text": "three", "vector": [1.0, 0, 0]}]
+    with (
+        trove.open(tmp_path / "kb.db", embedder=None) as kb,
+        serve(create_app(kb, ServerConfig())) as base,
+        httpx.Client(base_url=base) as c,
+    ):
+        assert "3 dimensions" in error(
+            c.post("/v1/items/batch", json={"items": items}), 422, "invalid_input"
+        )
+        assert kb.stats().documents == 0
