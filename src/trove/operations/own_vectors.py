@@ -124,8 +124,9 @@ class Batch:
     (:meth:`given`). The first vector of a batch is checked against the store's dimension
     (read again for each batch: the last may have locked a new store); the rest against
     the first's. A numpy array of floats of that width is copied as it is; anything else
-    is read by :func:`flat` first (reading each vector alone was a third of the cost of
-    writing vectors)."""
+    is read by :func:`flat` first. (Reading each vector into an array of its own, stacking
+    them and placing them a row at a time cost ~0.1 s of the ~0.3 s that 20,000 vectors
+    added to a bulk write; docs/benchmarks.md, "Vector writes".)"""
 
     def __init__(self, backend: Backend, vectorizer: Vectorizer) -> None:
         self._backend, self._vectorizer = backend, vectorizer
