@@ -23,12 +23,33 @@ else:  # at the first search: the SQLite backend's filters import this module, a
     hits = LazyModule("trove.hits")
 
 
-def first_window(limit: int) -> int:
-    """Chunks to rank for ``limit`` documents. A document's chunks rarely crowd the top
-    of one query's ranking, so half again as many chunks usually suffice; callers widen
-    the window (``WIDEN`` times) when they do not. Wider first windows cost every query:
-    at 100k chunks, 600 instead of 300 for a hybrid search's 200 documents was slower."""
-    return max(limit + limit // 2, 50)
+# Chunks ranked past ``limit`` at least (:func:`first_window`), and asked about past it
+# first (backends/sqlite/filters.first_asked): those a filter may hide.
+SPARE = 16
+
+
+def first_window(limit: int, repeats: float = 1.0) -> int:
+    """Chunks to rank for ``limit`` documents. ``repeats``: the share of the store's
+    chunks that add no document to a ranking (:func:`repeated_share`; 0 where every
+    document is one chunk and none is deleted). A document's chunks rarely crowd the top
+    of one query's ranking, so half again as many chunks usually suffice, and twice the
+    share of repeats where that is less (but ``SPARE`` more at least: chunks a filter may
+    hide); callers widen the window (``WIDEN`` times) when they do not. Wider first
+    windows cost every query: at 100k chunks, 600 instead of 300 for a hybrid search's
+    200 documents was slower; at 1M one-chunk documents each leg ranks 216, not 300."""
+    spare = max(int(limit * min(0.5, 2 * repeats)), min(SPARE, limit // 2))
+    return max(limit + spare, 50)
+
+
+def repeated_share(chunks: int, documents: int) -> float:
+    """Of a store's ``chunks`` chunks, the share that are not the first of one of its
+    ``documents`` live documents: a document's later chunks, and a deleted one's (ranked
+    until it is purged, then hidden by the filter). 0 in a store of one-chunk documents
+    (chat messages, memories). Nothing known (no chunk or no document) is as if
+    documents repeat."""
+    if chunks <= 0 or documents <= 0:
+        return 1.0
+    return max(0.0, 1.0 - documents / chunks)
 
 
 WIDEN = 4

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from trove.backends.filter_sql import Dialect, filter_clause
-from trove.backends.ranking import ChunkFields, collapse
+from trove.backends.ranking import SPARE, ChunkFields, collapse
 from trove.backends.sqlite.connection import Connected, SerializedConnection
 
 if TYPE_CHECKING:  # only in signatures
@@ -31,14 +31,6 @@ class FilterQueries(Connected):
             (json.dumps(list(doc_ids)), *params),
         )
         return {str(r[0]) for r in rows}
-
-
-# Chunks asked about first, past the documents wanted: a document's chunks rarely crowd
-# the top, so a few more than ``limit`` usually give ``limit`` documents (10 -> 15). Not
-# half again for a deep window: at 1M chunks each chunk asked about costs ~20 us (its
-# pages are off SQLite's cache), and a second statement, when documents do repeat, costs
-# less than the 84 spare look-ups of asking 300 chunks for 200 documents.
-_SPARE = 16
 
 
 def visible_best(
@@ -73,8 +65,13 @@ def visible_best(
 
 
 def first_asked(limit: int) -> int:
-    """How many ranked chunks :func:`visible_best` asks the filter about first."""
-    return limit + min(limit // 2, _SPARE)
+    """How many ranked chunks :func:`visible_best` asks the filter about first. A
+    document's chunks rarely crowd the top, so a few more than ``limit`` usually give
+    ``limit`` documents (10 -> 15). Not half again for a deep window: at 1M chunks each
+    chunk asked about costs ~20 us (its pages are off SQLite's cache), and a second
+    statement, when documents do repeat, costs less than the 84 spare look-ups of asking
+    300 chunks for 200 documents."""
+    return limit + min(limit // 2, SPARE)
 
 
 def allowed_chunks(

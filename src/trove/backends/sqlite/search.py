@@ -21,6 +21,7 @@ from trove.backends.ranking import (
 from trove.backends.sqlite.chunk_text import TEXT_OF_C, TEXT_OF_C_D
 from trove.backends.sqlite.connection import Connected
 from trove.backends.sqlite.filters import ChunkCheck, filter_sql, visible_best
+from trove.backends.sqlite.stats import chunk_repeats
 from trove.errors import InvalidQuery
 from trove.models import Chunk
 
@@ -95,7 +96,7 @@ class KeywordSearch(Connected):
         # Rank chunks alone (FTS5's fast path, or the in-memory index's ranking of the same
         # query), then filter and collapse them to documents; if the filter leaves too few
         # documents, widen the window and retry.
-        window = first_window(limit)
+        window = first_window(limit, chunk_repeats(self.conn))
         allowed: dict[int, tuple[str, ChunkFields]] = {}
         checked: set[int] = set()
         while True:

@@ -24,7 +24,8 @@ import os
 from collections import Counter
 from typing import Any
 
-from trove.backends.sqlite.connection import Connected, cache_folder
+from trove.backends.ranking import repeated_share
+from trove.backends.sqlite.connection import Connected, SerializedConnection, cache_folder
 
 _SESSION = "CASE WHEN {row}.scope = 'session' THEN '=' || {row}.session_id ELSE '' END"
 _DOC_KEY = (
@@ -181,6 +182,20 @@ _EXPIRED = (
     "AND (?1 IS NULL OR namespace = ?1) "
     "AND (?2 IS NULL OR scope != 'session' OR session_id = ?2) GROUP BY 1, 2, 3"
 )
+
+
+# The chunks (a deleted document's too) and the live documents of the store.
+_REPEATS = (
+    "SELECT (SELECT total(chunks) FROM chunk_tally), "
+    "(SELECT total(docs) FROM doc_tally WHERE deleted = 0)"
+)
+
+
+def chunk_repeats(conn: SerializedConnection) -> float:
+    """The share of the store's chunks that add no document to a ranking (what a
+    search's first window allows for: ranking.repeated_share), read from the tallies."""
+    chunks, documents = conn.execute(_REPEATS)[0]
+    return repeated_share(int(chunks), int(documents))
 
 
 class Statistics(Connected):

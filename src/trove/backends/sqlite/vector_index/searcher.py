@@ -30,6 +30,7 @@ from trove.backends.sqlite.filters import (
     first_asked,
     visible_best,
 )
+from trove.backends.sqlite.stats import chunk_repeats
 from trove.backends.sqlite.vector_index import cache as sqlite_index_cache
 from trove.backends.sqlite.vector_index.exact import ExactScan
 from trove.backends.sqlite.vector_index.index import VectorIndex
@@ -174,7 +175,10 @@ class SemanticSearcher:
         query whose window holds too few allowed documents widens on its own."""
         index = self._available()
         checked = _Checked(self.backend, filters, now)
-        windows = [min(first_window(limit), _MAX_WINDOW) if limit > 0 else 0 for limit in limits]
+        repeats = chunk_repeats(self.backend.conn)
+        windows = [
+            min(first_window(limit, repeats), _MAX_WINDOW) if limit > 0 else 0 for limit in limits
+        ]
         found = _search_many(index, np.asarray(queries, np.float32), windows)
         if len(limits) > 1:
             checked.ask_first([ids for ids, _ in found], limits)
