@@ -32,6 +32,8 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -135,12 +137,7 @@ def main() -> None:
     if args.vectors_cost:
         vectors_cost(args)
         return
-    with tempfile.TemporaryDirectory(dir=args.base.parent if args.base else None) as tmp:
-        base = Path(tmp) / "base.db"
-        if args.base:
-            copy_store(args.base, base)
-        else:
-            fill(base, args.into)
+    with base_store(args) as (tmp, base):
         docs = items(args.docs, 7, dimension=dimension_of(base) if args.vectors else 0)
         walls, cpus, closed = [], [], []
         for r in range(args.repeat):
@@ -169,14 +166,22 @@ def main() -> None:
             )
 
 
-def vectors_cost(args: argparse.Namespace) -> None:
-    """Pairs of runs without and with vectors, alternated; what vectors add, per pair."""
+@contextmanager
+def base_store(args: argparse.Namespace) -> Iterator[tuple[Path, Path]]:
+    """A folder for the runs, and in it the store each run copies: a copy of ``--base``,
+    or a fresh store filled with ``--into`` documents."""
     with tempfile.TemporaryDirectory(dir=args.base.parent if args.base else None) as tmp:
         base = Path(tmp) / "base.db"
         if args.base:
             copy_store(args.base, base)
         else:
             fill(base, args.into)
+        yield Path(tmp), base
+
+
+def vectors_cost(args: argparse.Namespace) -> None:
+    """Pairs of runs without and with vectors, alternated; what vectors add, per pair."""
+    with base_store(args) as (tmp, base):
         plain = items(args.docs, 7)
         given = items(args.docs, 7, dimension=dimension_of(base))
         walls: list[float] = []
