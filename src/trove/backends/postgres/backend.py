@@ -64,6 +64,7 @@ class PostgresBackend(
         self.where = f"{self.target.where}, schema {self.schema}"
         self._local = threading.local()
         self._stats_cache: tuple[float, int, float, float] | None = None
+        self._meta_kept = {}
         self._stems: dict[str, tuple[str, ...]] = {}
         # "ts_rank_cd" is kept for comparison only (bench/backends.py): BM25 is far better.
         self.ranking = "bm25"

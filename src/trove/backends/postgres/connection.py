@@ -64,6 +64,8 @@ class Connected:
     replicas: Replicas | None = None
     # (when, chunks, mean word count, mean gram count): the corpus figures BM25 uses.
     _stats_cache: tuple[float, int, float, float] | None = None
+    # (when, value) of each meta key this handle read (get_meta), forgotten at each write.
+    _meta_kept: dict[str, tuple[float, str | None]]
 
     def _documents(self, where: str, params: Sequence[Any], tail: str = "") -> list[Document]:
         raise NotImplementedError
@@ -172,7 +174,7 @@ class Connected:
                     finally:
                         self._local.conn = None
             finally:  # committed (or not): meta values read before may be stale
-                self._meta_read().clear()
+                self._meta_kept.clear()
             if self.replicas is not None:  # committed: reads wait for standbys to replay it
                 self._note_write(self.replicas, conn)
 
@@ -261,15 +263,14 @@ class Connected:
         """A meta value; with ``max_age``, the one this handle read within that many
         seconds, if it did (a round trip less). Inside a write, always its own reading;
         after this handle's writes, read again (:meth:`transaction` forgets them)."""
-        kept = self._meta_read()
-        if getattr(self._local, "conn", None) is not None:
-            kept = {}  # uncommitted: not kept
-        seen = kept.get(key)
+        writing = getattr(self._local, "conn", None) is not None  # uncommitted: not kept
+        seen = None if writing else self._meta_kept.get(key)
         if seen is not None and time.monotonic() - seen[0] < max_age:
             return seen[1]
         row = self.one("SELECT value FROM meta WHERE key = %s", (key,))
         value = None if row is None else str(row[0])
-        kept[key] = (time.monotonic(), value)
+        if not writing:
+            self._meta_kept[key] = (time.monotonic(), value)
         return value
 
     def set_meta(self, key: str, value: str | None) -> None:
@@ -282,11 +283,6 @@ class Connected:
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (key, value),
                 )
-
-    def _meta_read(self) -> dict[str, tuple[float, str | None]]:
-        """(when, value) of each meta key this handle read (see get_meta)."""
-        kept: dict[str, tuple[float, str | None]] = self.__dict__.setdefault("_meta_kept", {})
-        return kept
 
 
 def _budget() -> dict[str, str]:
