@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 import trove
 from trove.backends.ranking import first_window
+from trove.backends.sqlite import search as keyword
 from trove.backends.sqlite.stats import chunk_repeats
+from trove.backends.sqlite.vector_index import searcher as semantic
 
 
 @given(st.integers(0, 5_000), st.floats(0.0, 1.0))
@@ -46,6 +48,27 @@ def test_the_share_of_chunks_that_add_no_document_is_read_from_the_tallies(db_pa
         assert chunk_repeats(kb.backend.conn) == pytest.approx(chunks / (chunks + 6))
         kb.delete(ids[0])
         assert chunk_repeats(kb.backend.conn) == pytest.approx((chunks + 1) / (chunks + 6))
+
+
+def test_both_legs_of_a_search_rank_the_window_the_store_needs(db_path: Path, monkeypatch):
+    windows: list[int] = []
+
+    def spy(limit: int, repeats: float = 1.0) -> int:
+        windows.append(first_window(limit, repeats))
+        return windows[-1]
+
+    monkeypatch.setattr(keyword, "first_window", spy)
+    monkeypatch.setattr(semantic, "first_window", spy)
+    with trove.open(db_path, embedder="hash:64", chunk_chars=200, chunk_overlap=0) as kb:
+        kb.add_many({"text": f"a tea note, number {i}"} for i in range(300))
+        kb.warm()
+        kb.search("tea note", mode="hybrid")  # each leg: 200 documents
+        assert windows == [216, 216]
+        windows.clear()
+        kb.add_many({"text": f"a long page about tea, part {i}. " * 40} for i in range(40))
+        assert chunk_repeats(kb.backend.conn) >= 0.25
+        kb.search("tea note", mode="hybrid")
+        assert windows == [300, 300]
 
 
 @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
