@@ -61,12 +61,7 @@ def test_a_buffer_the_caller_fills_again_for_each_item_gives_each_its_own(
             yield {"text": f"axis {axis}", "vector": buffer}
 
     kb.add_many(items())
-    for axis in range(3):
-        query = [0.0] * 4
-        query[axis] = 1.0
-        [hit] = kb.search(vector=query, limit=1)
-        assert hit.snippet == f"axis {axis}"
-        assert hit.score == pytest.approx(1.0, abs=1e-3)
+    _each_axis_finds(kb, [f"axis {axis}" for axis in range(3)], 4)
 
 
 def test_a_batch_gives_each_item_its_vector_whatever_form_it_comes_in(kb: trove.Store) -> None:
@@ -79,11 +74,16 @@ def test_a_batch_gives_each_item_its_vector_whatever_form_it_comes_in(kb: trove.
         axis[i] = 1
         items.append({"text": f"item {i}", "vector": forms[i % len(forms)](axis)})
     kb.add_many(items, batch_size=100)
-    for i in range(40):
-        query = [0.0] * 64
-        query[i] = 1.0
+    _each_axis_finds(kb, [f"item {i}" for i in range(40)], 64)
+
+
+def _each_axis_finds(kb: trove.Store, texts: list[str], width: int) -> None:
+    """A search along axis i finds the document ``texts[i]``, its vector that axis."""
+    for axis, text in enumerate(texts):
+        query = [0.0] * width
+        query[axis] = 1.0
         [hit] = kb.search(vector=query, limit=1)
-        assert hit.snippet == f"item {i}"
+        assert hit.snippet == text
         assert hit.score == pytest.approx(1.0, abs=1e-3)
 
 
