@@ -213,3 +213,174 @@ def test_close_cancels_a_fold_under_way_and_its_rows_stay_in_the_delta(
     with trove.open(pg_target, embedder="hash:64") as kb:
         assert counts(pg_url, pg_target, kb) == (0, 30)
         assert len(kb.search("dogs", mode="semantic", limit=30)) == 30
+
+
+# --- segments: a full delta sealed into an indexed table of its own --------------------
+
+
+@pytest.fixture
+def small_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A delta holds at most 10 rows; two segments of a size class merge."""
+    monkeypatch.setattr(delta, "DELTA_MAX", 10)
+    monkeypatch.setattr(delta, "SEGMENT_FANIN", 2)
+
+
+def layout(kb: trove.Store) -> dict[str, int]:
+    """Rows in each table the vectors are in: the table, its delta, each segment (counted
+    in one statement, while a folder may be dropping a segment)."""
+    lock = kb.backend.vector_lock()
+    assert lock is not None
+    with kb.backend.conn() as conn:  # type: ignore[attr-defined]
+        children = [delta.name(lock.table), *delta.segments(conn, lock.table)]
+        held = conn.execute(
+            f"SELECT tableoid::regclass::text, count(*) FROM {lock.table} GROUP BY 1"
+        ).fetchall()
+    rows = {lock.table: 0, **dict.fromkeys(children, 0)}
+    rows.update((str(t), int(n)) for t, n in held)
+    return rows
+
+
+def indexed(kb: trove.Store, table: str) -> bool:
+    row = kb.backend.one("SELECT to_regclass(%s)", (f"{table}_hnsw",))  # type: ignore[attr-defined]
+    return row is not None and row[0] is not None
+
+
+def once_each(kb: trove.Store) -> tuple[int, int]:
+    lock = kb.backend.vector_lock()
+    assert lock is not None
+    row = kb.backend.one(f"SELECT count(DISTINCT chunk_id), count(*) FROM {lock.table}")  # type: ignore[attr-defined]
+    return int(row[0]), int(row[1])
+
+
+def fold_all(kb: trove.Store) -> None:
+    lock = kb.backend.vector_lock()
+    assert lock is not None
+    with kb.backend.conn() as conn:  # type: ignore[attr-defined]
+        while delta.fold(conn, lock.table, 7):
+            pass
+        delta.fold(conn, lock.table)  # drops what the last moves emptied
+
+
+@pytest.mark.usefixtures("into_delta", "no_folding", "small_delta")
+def test_a_full_delta_is_sealed_into_an_indexed_segment_found_by_search(
+    pg_target: str,
+) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(notes(8), batch_size=8)
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        assert layout(kb) == {lock.table: 0, delta.name(lock.table): 8}
+        kb.add_many(notes(5, start=8), batch_size=5)  # 13 > 10: sealed by this write
+        first = f"{lock.table}_seg_1"
+        assert layout(kb) == {lock.table: 0, delta.name(lock.table): 0, first: 13}
+        assert indexed(kb, first) and not indexed(kb, delta.name(lock.table))
+        hit = kb.search("note 11 about cats and 4 things", mode="semantic", limit=1)
+        assert [h.doc_id for h in hit] == [kb.get_by_key("t", "11").id]  # type: ignore[union-attr]
+        before = semantic(kb, QUERIES)
+        assert kb.stats().vectors == 13 and check(kb).problems == []
+        fold_all(kb)  # into the table's own graph, the segment dropped once empty
+        assert layout(kb) == {lock.table: 13, delta.name(lock.table): 0}
+        assert semantic(kb, QUERIES) == before
+
+
+@pytest.mark.usefixtures("into_delta", "no_folding", "small_delta")
+def test_segments_merge_by_size_class_and_hold_each_vector_once(pg_target: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        for start in range(0, 132, 11):  # each write of 11 seals: 12 segments' worth
+            kb.add_many(notes(11, start=start), batch_size=11)
+            rows = layout(kb)
+            lock = kb.backend.vector_lock()
+            assert lock is not None
+            held = {t: n for t, n in rows.items() if "_seg_" in t}
+            classes = [delta.size_class(n) for n in held.values()]
+            # No size class keeps SEGMENT_FANIN (2) segments: they were merged.
+            assert len(classes) == len(set(classes)), held
+            assert all(indexed(kb, t) for t in held)
+            assert sum(rows.values()) == start + 11
+        assert sorted(held.values()) == [44, 88]  # 132 = 4 × 11 + 8 × 11
+        assert once_each(kb) == (132, 132)
+        before = semantic(kb, QUERIES)
+        assert check(kb).problems == []
+        fold_all(kb)
+        assert semantic(kb, QUERIES) == before
+
+
+@pytest.mark.usefixtures("into_delta", "no_folding", "small_delta")
+def test_a_rewrite_or_delete_of_a_chunk_in_a_segment_leaves_one_vector(pg_target: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(notes(12), batch_size=12)
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        segment = f"{lock.table}_seg_1"
+        assert layout(kb)[segment] == 12
+        cid = int(kb.backend.one(f"SELECT min(chunk_id) FROM {segment}")[0])  # type: ignore[attr-defined]
+        kb.backend.put_vectors(lock.table, [cid], np.ones((1, 64), np.float32) / 8)
+        assert layout(kb)[segment] == 11 and layout(kb)[delta.name(lock.table)] == 1
+        gone = kb.get_by_key("t", "5")
+        assert gone is not None
+        kb.purge([gone.id])
+        assert layout(kb)[segment] == 10 and once_each(kb) == (11, 11)
+        assert gone.id not in {h for ids in semantic(kb, QUERIES) for h in ids}
+
+
+@pytest.mark.usefixtures("into_delta", "small_delta")
+def test_the_folder_empties_segments_into_the_table_and_drops_them(pg_target: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(notes(40), batch_size=20)
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        deadline = time.monotonic() + 60
+        while len(layout(kb)) > 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert layout(kb) == {lock.table: 40, delta.name(lock.table): 0}
+        assert len(kb.search("dogs", mode="semantic", limit=40)) == 40
+
+
+@pytest.mark.usefixtures("into_delta", "no_folding", "small_delta")
+def test_a_rebuild_drops_the_segments_with_the_old_table(pg_target: str) -> None:
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(notes(30), batch_size=15)
+        old = kb.backend.vector_lock()
+        assert old is not None and layout(kb)[f"{old.table}_seg_3"] == 30  # two merged
+        before = semantic(kb, QUERIES)
+        kb.reembed()
+        lock = kb.backend.vector_lock()
+        assert lock is not None and lock.table != old.table
+        with kb.backend.conn() as conn:  # type: ignore[attr-defined]
+            gone = conn.execute("SELECT to_regclass(%s)", (f"{old.table}_seg_3",)).fetchone()
+        assert gone == (None,)
+        assert once_each(kb) == (30, 30)
+        assert semantic(kb, QUERIES) == before
+
+
+@pytest.mark.usefixtures("into_delta", "small_delta")
+def test_two_writers_sealing_merging_and_folding_at_once_lose_and_double_nothing(
+    pg_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(delta, "FOLD_ROWS", 3)
+    sealed = []
+    seal = delta.seal
+    monkeypatch.setattr(
+        delta, "seal", lambda conn, table: (sealed.append(table), seal(conn, table))
+    )
+    with (
+        trove.open(pg_target, embedder="hash:64") as one,
+        trove.open(pg_target, embedder="hash:64") as two,
+    ):
+        for start in range(0, 240, 24):
+            one.add_many(notes(12, start=start), batch_size=6)
+            two.add_many(notes(12, start=start + 12), batch_size=4)
+            gone = one.get_by_key("t", str(start + 3))
+            assert gone is not None
+            two.purge([gone.id])  # its vector, wherever it is by now, goes with it
+            assert once_each(one)[0] == once_each(one)[1]
+        assert len(sealed) >= 10
+        deadline = time.monotonic() + 90
+        while len(layout(one)) > 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        lock = one.backend.vector_lock()
+        assert lock is not None
+        assert layout(one) == {lock.table: 230, delta.name(lock.table): 0}
+        assert once_each(one) == (230, 230)
+        assert check(one).problems == []
+        assert len(one.search("dogs", mode="semantic", limit=300)) == 230

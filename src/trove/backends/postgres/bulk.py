@@ -75,6 +75,15 @@ def set_aside(conn: psycopg.Connection, table: str) -> None:
     conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"{table}_hnsw")))
 
 
+def create_index(conn: psycopg.Connection, table: str) -> None:
+    """``table``'s HNSW index (cosine, pgvector's default graph), named ``<table>_hnsw``."""
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops)"
+        ).format(sql.Identifier(f"{table}_hnsw"), sql.Identifier(table))
+    )
+
+
 def copy_vectors(
     cur: psycopg.Cursor, table: str, chunk_ids: Sequence[int], rows: np.ndarray
 ) -> None:

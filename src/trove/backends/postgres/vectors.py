@@ -136,11 +136,7 @@ class VectorStorage(Connected):
     def _index(conn: psycopg.Connection, table: str, dimension: int) -> None:
         if dimension > _MAX_INDEXED_DIMENSION:
             return  # too wide for HNSW: searches scan exactly
-        conn.execute(
-            sql.SQL(
-                "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops)"
-            ).format(sql.Identifier(f"{table}_hnsw"), sql.Identifier(table))
-        )
+        bulk.create_index(conn, table)
 
     # --- rows -------------------------------------------------------------------------
 
@@ -170,8 +166,9 @@ class VectorStorage(Connected):
                 # Set aside by a writer that never finished (killed mid-load): built here.
                 bulk.build_memory(conn)
                 self._index(conn, table, rows.shape[1])
-            if indexed and delta.route(conn, table, len(chunk_ids)):
-                # A large indexed table: into its delta, folded in the background (delta.py).
+            if indexed and delta.route(conn, table):
+                # A large indexed table: into its delta, sealed into an indexed segment when
+                # full, folded in the background (delta.py).
                 delta.write(conn, cur, table, chunk_ids, rows)
                 self._folder(table).kick()
                 return
