@@ -16,7 +16,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from trove.backends.postgres import postings
+from trove.backends.postgres import locks, postings
 from trove.backends.postgres import text as text_index
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.text import filterable
@@ -32,8 +32,30 @@ from trove.backends.rows import (
 from trove.backends.writes import ChunkRow, DocumentWrite
 from trove.models import Chunk, Document
 
-# Advisory lock space for "a writer is deciding about this document id".
-_DOC_LOCKS = 0x54524F58
+# A writer deciding about a document id locks it (locks.DOCUMENT, the id); a writer of a
+# few ids also holds the lock over all of them (locks.ALL_DOCUMENTS, the store's schema)
+# shared, a writer of more than LOCK_EACH_MAX holds only that one, exclusive (the writers
+# of a store take turns from their postings on anyway: postings.write). Each lock takes a
+# slot of a table PostgreSQL sizes at its start (max_locks_per_transaction, 64 by default,
+# × connections and workers, and spare memory): one a document ran out of it past about
+# 6,000 documents in one transaction on a 1M store (a purge, a namespace cleared, a large
+# add_many batch).
+LOCK_EACH_MAX = 256
+_LOCK_ONE = (
+    f"SELECT pg_advisory_xact_lock_shared({locks.ALL_DOCUMENTS}, hashtext(current_schema())), "
+    f"pg_advisory_xact_lock({locks.DOCUMENT}, hashtext(%s))"
+)
+_LOCK_ALL = f"SELECT pg_advisory_xact_lock({locks.ALL_DOCUMENTS}, hashtext(current_schema()))"
+# Whether this transaction holds the lock over all documents exclusive, or already holds
+# one it could deadlock with while waiting for it: that one shared, or the postings' lock.
+_EXCLUSIVE = f"classid = {locks.ALL_DOCUMENTS}::int4::oid AND mode = 'ExclusiveLock'"
+_HELD = (
+    f"SELECT coalesce(bool_or({_EXCLUSIVE}), false), "
+    f"coalesce(bool_or(NOT ({_EXCLUSIVE})), false) FROM pg_locks "
+    "WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = 2 "
+    "AND objid = hashtext(current_schema())::oid AND classid IN "
+    f"({locks.ALL_DOCUMENTS}::int4::oid, {locks.POSTINGS}::int4::oid)"
+)
 
 _WRITTEN = [*DOC_COLUMNS, "meta", "text_bytes"]
 _UPSERT = (
@@ -58,7 +80,7 @@ class DocumentStorage(Connected):
         if getattr(self._local, "conn", None) is not None:
             # Read inside a write: the writer decides from it, so writers of one id (even
             # one not stored yet, which no row lock covers) take turns until commit.
-            self.one("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_DOC_LOCKS, doc_id))
+            self.one(_LOCK_ONE, (doc_id,))
         row = self.one(f"SELECT {', '.join(columns)} FROM document WHERE id = %s", (doc_id,))
         return None if row is None else document(columns, row)
 
@@ -69,14 +91,9 @@ class DocumentStorage(Connected):
     def get_documents(self, doc_ids: Sequence[str]) -> dict[str, Document]:
         """Headers (no text) of several documents, by id."""
         if getattr(self._local, "conn", None) is not None:
-            # Inside a write, as in get_document; in id order, so that two writers of
-            # overlapping batches cannot wait on each other.
-            # One round trip: executemany pipelines the statements, in this order.
-            with self.conn() as conn, conn.cursor() as cur:
-                cur.executemany(
-                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-                    [(_DOC_LOCKS, doc_id) for doc_id in sorted(set(doc_ids))],
-                )
+            # Inside a write, as in get_document.
+            with self.conn() as conn:
+                _lock_documents(conn, sorted(set(doc_ids)))
         rows = self.rows(
             f"SELECT {', '.join(HEADER_COLUMNS)} FROM document WHERE id = ANY(%s)",
             (list(doc_ids),),
@@ -228,3 +245,21 @@ def row_values(doc: Document) -> dict[str, Any]:
 
 def document(columns: Sequence[str], row: Sequence[Any]) -> Document:
     return to_document(columns, row, tuple)
+
+
+def _lock_documents(conn: psycopg.Connection, doc_ids: Sequence[str]) -> None:
+    """Take the write locks of ``doc_ids`` (sorted) in this transaction: one each, or for
+    more than LOCK_EACH_MAX of them the lock over all documents, unless this transaction
+    took the other locks first (then one each, as it would deadlock waiting for it)."""
+    if len(doc_ids) > LOCK_EACH_MAX:
+        row = conn.execute(_HELD).fetchone()
+        held_all, held_other = (bool(row[0]), bool(row[1])) if row else (False, False)
+        if held_all:
+            return
+        if not held_other:
+            conn.execute(_LOCK_ALL)
+            return
+    # One round trip: executemany pipelines the statements, in id order, so that two
+    # writers of overlapping batches cannot wait on each other.
+    with conn.cursor() as cur:
+        cur.executemany(_LOCK_ONE, [(doc_id,) for doc_id in doc_ids])

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 import psycopg
 
 from trove.backends import stemmer
+from trove.backends.postgres import locks
 from trove.search import bm25
 
 # The table, its index, each term's document frequency and the trigger; chunk.words_len
@@ -108,9 +109,8 @@ _LOG = (
 # Chunks tokenized per round trip when the migration indexes an existing store.
 _BACKFILL_BATCH = 2_000
 _COPY = "COPY posting (term, chunk_id, tf, len) FROM STDIN"
-# The advisory lock (this space, the store's schema) that writers of term_df take; the
-# trigger names it too.
-_DF_LOCK = 1414680409
+# Writers of term_df take it until they commit; the delete triggers above name it too.
+_LOCK = f"SELECT pg_advisory_xact_lock({locks.POSTINGS}, hashtext(current_schema()))"
 
 
 def chunk_terms(head: str, text: str) -> tuple[Counter[str], int]:
@@ -143,7 +143,7 @@ def write(
                 copy.write_row((term, chunk_id, tf, length))
     if df:
         terms = sorted(held)
-        cur.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", (_DF_LOCK,))
+        cur.execute(_LOCK)
         cur.execute(_ADD_DF, (terms, [held[t] for t in terms]))
         if terms:
             cur.execute(_LOG, (terms, LOG_KEEP, _PRUNE_EVERY))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
+from trove.backends.postgres import locks
 from trove.backends.postgres.files import M006
 from trove.backends.postgres.originals import M005
 from trove.backends.postgres.postings import m007_postings, m008_posting_log
@@ -187,8 +188,6 @@ MIGRATIONS: list[Callable[[psycopg.Connection], None]] = [
     m008_posting_log,
 ]
 LATEST_VERSION = len(MIGRATIONS)
-# Any constant of ours: the advisory lock that serializes migrations of one schema.
-_LOCK_SPACE = 0x54524F56
 
 
 def migrate(conn: psycopg.Connection, schema: str) -> int:
@@ -198,7 +197,7 @@ def migrate(conn: psycopg.Connection, schema: str) -> int:
     is one recorded by a newer trove.
     """
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_SPACE, schema))
+        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (locks.MIGRATIONS, schema))
         version = _version(conn, schema)
         if version > LATEST_VERSION:
             raise SchemaTooNew(

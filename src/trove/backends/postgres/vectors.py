@@ -24,7 +24,7 @@ import psycopg
 from psycopg import sql
 
 from trove.backends.base import EmbedderLock
-from trove.backends.postgres import bulk, delta
+from trove.backends.postgres import bulk, delta, locks
 from trove.backends.postgres.connection import Connected
 from trove.backends.postgres.filters import chunk_of, filter_sql, split_rows
 from trove.backends.postgres.shown import SHOWN, passages_of
@@ -49,7 +49,6 @@ EF_SEARCH = 200
 # 0.2-0.3 ms of server time a search for the same plan (the HNSW scan, then index look-ups
 # of its ef_search rows, written into the statement so the plan knows how few they are).
 _KNN_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
-_LOCK_SPACE = 0x54524F57
 # A search takes the embedder lock it last read, up to this old (a round trip less); the
 # lock's table can only be gone if the lock moved on, which the k-NN then finds out.
 _LOCK_TTL_S = 5.0
@@ -83,7 +82,7 @@ class VectorStorage(Connected):
         """
         with self.transaction(), self.conn() as conn:
             conn.execute(
-                "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_SPACE, self.schema)
+                "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (locks.VECTORS, self.schema)
             )
             existing = self.vector_lock()
             if existing is not None:
