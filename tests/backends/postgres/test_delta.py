@@ -80,6 +80,23 @@ def test_a_written_vector_is_in_the_delta_and_found_by_the_next_search(
 
 
 @pytest.mark.usefixtures("into_delta", "no_folding")
+def test_check_finds_a_chunk_with_a_vector_in_two_tables(pg_target: str, pg_url: str) -> None:
+    """Only trove's writes keep a chunk's vector in one table (each table has its own key):
+    a copy made by hand, into the table beside the delta's row, is a problem."""
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add_many(notes(5))
+        lock = kb.backend.vector_lock()
+        assert lock is not None and check(kb).problems == []
+        schema = parse(pg_target).schema
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(
+                f'INSERT INTO "{schema}"."{lock.table}" SELECT * FROM ONLY '
+                f'"{schema}"."{delta.name(lock.table)}" LIMIT 2'
+            )
+        assert check(kb).problems == [f"{lock.table}: 2 vectors of chunks that have one already"]
+
+
+@pytest.mark.usefixtures("into_delta", "no_folding")
 def test_folding_moves_every_row_and_keeps_the_results(pg_target: str, pg_url: str) -> None:
     with trove.open(pg_target, embedder="hash:64") as kb:
         kb.add_many(notes(60), batch_size=30)

@@ -1,5 +1,6 @@
 """What ``trove check`` asks of a PostgreSQL store beyond its word postings: rows that
-point at nothing, and chunks without their vector, counted per kind of problem.
+point at nothing, chunks without their vector or with two (one in the vector table, one
+in its delta or a segment), counted per kind of problem.
 
 The schema's foreign keys keep these from happening through trove; they happen when
 constraints were bypassed (``session_replication_role = replica``, a restore without
@@ -40,7 +41,7 @@ class IntegrityChecks(Connected):
 
     def integrity_problems(self) -> list[str]:
         """Rows whose document or chunk is gone; chunks without a vector once the store
-        has vectors (``trove reembed --missing`` embeds those)."""
+        has vectors (``trove reembed --missing`` embeds those), or with more than one."""
         found = []
         for message, query in _ORPHANS:
             row = self.one(query)
@@ -56,10 +57,11 @@ class IntegrityChecks(Connected):
                 "(SELECT 1 FROM {0} v WHERE v.chunk_id = c.id) AND EXISTS (SELECT 1 FROM "
                 "document d WHERE d.id = c.doc_id AND d.indexed IN ('both', 'semantic'))), "
                 "(SELECT count(*) FROM {0} v WHERE NOT EXISTS "
-                "(SELECT 1 FROM chunk c WHERE c.id = v.chunk_id))"
+                "(SELECT 1 FROM chunk c WHERE c.id = v.chunk_id)), "
+                "(SELECT count(*) - count(DISTINCT chunk_id) FROM {0})"
             ).format(table)
         )
-        missing, orphans = (int(row[0]), int(row[1])) if row else (0, 0)
+        missing, orphans, twice = (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
         if missing:
             found.append(
                 f"{missing} chunks have no vector in {lock.table} "
@@ -67,4 +69,6 @@ class IntegrityChecks(Connected):
             )
         if orphans:
             found.append(f"{lock.table}: {orphans} vectors of chunks that are gone")
+        if twice:  # each table has its key: the delta and segments (delta.py) are apart
+            found.append(f"{lock.table}: {twice} vectors of chunks that have one already")
         return found
