@@ -61,6 +61,18 @@ def semantic(kb: trove.Store, queries: list[str]) -> list[list[str]]:
     return [[h.doc_id for h in kb.search(q, mode="semantic", limit=5)] for q in queries]
 
 
+def write_and_purge(
+    one: trove.Store, two: trove.Store, start: int, each: int, batches: tuple[int, int]
+) -> None:
+    """A round of two writers: ``each`` notes from ``start`` by ``one``, the next ``each``
+    by ``two`` (in batches of ``batches``), then ``two`` purges one of ``one``'s."""
+    one.add_many(notes(each, start=start), batch_size=batches[0])
+    two.add_many(notes(each, start=start + each), batch_size=batches[1])
+    gone = one.get_by_key("t", str(start + 3))
+    assert gone is not None
+    two.purge([gone.id])  # its vector, wherever it is by now, goes with it
+
+
 QUERIES = ["dogs and 3 things", "cats", "note 17 about cats", "nothing like it"]
 
 
@@ -184,11 +196,7 @@ def test_two_writers_folding_and_deleting_at_once_lose_and_double_nothing(
         trove.open(pg_target, embedder="hash:64") as two,
     ):
         for start in range(0, 120, 20):
-            one.add_many(notes(10, start=start), batch_size=10)
-            two.add_many(notes(10, start=start + 10), batch_size=10)
-            gone = one.get_by_key("t", str(start + 3))
-            assert gone is not None
-            two.purge([gone.id])  # its vector, wherever it is by now, goes with it
+            write_and_purge(one, two, start, 10, (10, 10))
         deadline = time.monotonic() + 60
         while counts(pg_url, pg_target, one)[1] and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -385,11 +393,7 @@ def test_two_writers_sealing_merging_and_folding_at_once_lose_and_double_nothing
         trove.open(pg_target, embedder="hash:64") as two,
     ):
         for start in range(0, 240, 24):
-            one.add_many(notes(12, start=start), batch_size=6)
-            two.add_many(notes(12, start=start + 12), batch_size=4)
-            gone = one.get_by_key("t", str(start + 3))
-            assert gone is not None
-            two.purge([gone.id])  # its vector, wherever it is by now, goes with it
+            write_and_purge(one, two, start, 12, (6, 4))
             assert once_each(one)[0] == once_each(one)[1]
         assert len(sealed) >= 10
         deadline = time.monotonic() + 90
