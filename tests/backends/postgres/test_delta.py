@@ -24,6 +24,12 @@ def into_delta(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.fixture(autouse=True)
+def quick_folding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder starts right after a write (it waits 2 s of quiet where it ships)."""
+    monkeypatch.setattr(delta, "QUIET_S", 0.05)
+
+
 @pytest.fixture
 def no_folding(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(delta.Folder, "kick", lambda self: None)
@@ -170,6 +176,32 @@ def test_a_writer_folds_in_the_background_and_close_stops_it(pg_target: str, pg_
     with trove.open(pg_target, embedder="hash:64") as kb:  # what close left, still found
         assert sum(counts(pg_url, pg_target, kb)) == 70
         assert len(kb.search("dogs", mode="semantic", limit=70)) == 70
+
+
+@pytest.mark.usefixtures("into_delta")
+def test_the_folder_waits_while_its_writer_goes_on_writing(
+    pg_target: str, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fold's HNSW inserts would take the server from a sustained load: the folder
+    starts once its writer has been quiet for QUIET_S."""
+    monkeypatch.setattr(delta, "QUIET_S", 1.0)
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.add("the first note", source_id="first")  # the lock and the indexed table
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        folder = kb.backend._folder(lock.table)  # type: ignore[attr-defined]
+        before = counts(pg_url, pg_target, kb)[1]
+        ends = time.monotonic() + 3
+        start = 0
+        while time.monotonic() < ends:  # a write every 0.3 s, each kicking the folder
+            kb.add_many(notes(5, start=start), batch_size=5)
+            start += 5
+            time.sleep(0.3)
+        assert counts(pg_url, pg_target, kb)[1] == before + start  # none folded meanwhile
+        deadline = time.monotonic() + 60
+        while counts(pg_url, pg_target, kb)[1] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert counts(pg_url, pg_target, kb)[1] == 0 and folder.folded == before + start
 
 
 @pytest.mark.usefixtures("into_delta", "no_folding")

@@ -31,10 +31,15 @@ of writes goes on at copy speed plus those builds, not at the rate of HNSW inser
 
 A writer also folds the delta, then the segments (smallest first), into the indexed table
 in the background (a thread with its own connection, ``FOLD_ROWS`` rows a transaction,
-the HNSW inserts the writes were spared), and drops a segment it has emptied, so after a
-burst the store returns to one graph. A writer's close cancels the fold under way (rolled
-back: its rows stay where they were for the next writer): into a 1M-chunk table one fold
-of ``FOLD_ROWS`` took seconds, which the close waited for.
+the HNSW inserts the writes were spared), and drops a segment it has emptied, so the
+store returns to one graph. It folds once its writer has been quiet for ``QUIET_S``: the
+inserts cost what the segments saved, and done during a sustained load on two cores they
+took the writer's speed back (30,000 documents into 1M: 522-599 documents/s folding
+meanwhile, 707-741 folding after; docs/benchmarks.md). Until then the rows stay in
+segments, each of which a search scans beside the table (a few ms each). A writer's close
+cancels the fold under way (rolled back: its rows stay where they were for the next
+writer): into a 1M-chunk table one fold of ``FOLD_ROWS`` took seconds, which the close
+waited for.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import contextlib
 import math
 import re
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -62,6 +68,10 @@ SEGMENT_FANIN = 4
 FOLD_ROWS = 200
 # The folder gives up a lock it waited this long for (a writer or a delete holds it).
 _FOLD_LOCK_TIMEOUT = "200ms"
+# The folder waits until its writer has not written for this long: while writes go on,
+# the server's time is theirs (the HNSW inserts of a fold took the second of two cores
+# from a sustained load).
+QUIET_S = 2.0
 # The folder looks again this often, this many times, before it stops (a write's rows
 # become visible when its transaction commits, after the write kicked the folder).
 _IDLE_WAIT_S = 0.2
@@ -273,6 +283,7 @@ class Folder:
         self.table = table
         self._stopping = threading.Event()
         self._kicked = threading.Event()
+        self._last_kick = 0.0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._conn: psycopg.Connection | None = None  # the thread's, while it folds
@@ -281,6 +292,7 @@ class Folder:
     def kick(self) -> None:
         """New rows are (or are about to be) in the delta: fold them."""
         with self._lock:
+            self._last_kick = time.monotonic()
             self._kicked.set()
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
@@ -316,6 +328,11 @@ class Folder:
     def _loop(self, conn: psycopg.Connection) -> None:
         looks = 0
         while not self._stopping.is_set():
+            wait = self._last_kick + QUIET_S - time.monotonic()
+            if wait > 0:  # writes go on: fold after them
+                if self._stopping.wait(wait):
+                    return
+                continue
             self._kicked.clear()
             moved = fold(conn, self.table)
             self.folded += moved
