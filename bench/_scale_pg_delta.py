@@ -100,8 +100,8 @@ def main() -> None:
     result["load_after"] = os.getloadavg()[0]
     print(json.dumps(result), flush=True)
     with trove.open(store, embedder=None) as kb:
-        # A purge takes a lock a document: past ~6,000 in one transaction PostgreSQL's
-        # lock table (max_locks_per_transaction 64) runs out of shared memory.
+        # In batches, for code before 37ffd34, where a purge took a lock a document and
+        # past ~6,000 in one transaction PostgreSQL's lock table ran out of shared memory.
         for at in range(0, len(ids), PURGE_BATCH):
             kb.purge(ids[at : at + PURGE_BATCH])
 

@@ -98,9 +98,7 @@ def test_writers_of_one_document_take_turns_either_way(pg_target: str, first: st
 
 
 def test_each_lock_space_is_taken_once_and_the_triggers_name_the_postings_one() -> None:
-    assert len(set(locks.SPACES)) == len(locks.SPACES)
-    assert set(locks.SPACES) == {
-        v for k, v in vars(locks).items() if k.isupper() and isinstance(v, int)
-    }
+    spaces = [v for k, v in vars(locks).items() if k.isupper() and isinstance(v, int)]
+    assert len(spaces) == len(set(spaces)) >= 5
     triggers = inspect.getsource(postings)
     assert triggers.count(f"pg_advisory_xact_lock({locks.POSTINGS}, hashtext(TG_TABLE") == 2

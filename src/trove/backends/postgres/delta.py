@@ -263,17 +263,6 @@ def _drop_empty(conn: psycopg.Connection, table: str, segment: str) -> None:
             conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(segment)))
 
 
-def pending(conn: psycopg.Connection, table: str) -> int:
-    """Rows in ``table``'s delta and segments, not yet in its own graph: counted."""
-    children = [name(table), *segments(conn, table)]
-    held = 0
-    for child in children:
-        found = conn.execute("SELECT to_regclass(%s)", (child,)).fetchone()
-        if found is not None and found[0] is not None:
-            held += _count(conn, child)
-    return held
-
-
 class Folder:
     """Folds one table's delta and segments in a thread of its own, on a connection of its
     own, until they stay empty or :meth:`stop`."""

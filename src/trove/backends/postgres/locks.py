@@ -17,5 +17,3 @@ POSTINGS = 0x54524F59
 # ... and about all documents of a schema: shared beside DOCUMENT locks, or exclusive
 # alone (documents.py).
 ALL_DOCUMENTS = 0x54524F5A
-
-SPACES = (MIGRATIONS, VECTORS, DOCUMENT, POSTINGS, ALL_DOCUMENTS)
