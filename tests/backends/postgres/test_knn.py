@@ -11,7 +11,7 @@ import pytest
 
 import trove
 from helpers.pg_statements import statements
-from trove.backends.postgres import vectors
+from trove.backends.postgres import knn
 from trove.backends.postgres.vectors import as_array
 from trove.search.filters import Filters
 
@@ -99,8 +99,8 @@ def test_the_index_is_asked_for_ef_search_chunks_or_the_limit(
 
         monkeypatch.setattr(type(kb.backend), "read_with", spy)
         kb.search("plain note", mode="semantic", limit=5)
-        kb.search("plain note", mode="semantic", limit=vectors.EF_SEARCH + 50)
-    assert seen == [str(vectors.EF_SEARCH), str(vectors.EF_SEARCH + 50)]
+        kb.search("plain note", mode="semantic", limit=knn.EF_SEARCH + 50)
+    assert seen == [str(knn.EF_SEARCH), str(knn.EF_SEARCH + 50)]
 
 
 def test_documents_whose_chunks_fill_the_first_rows_still_give_the_limit(pg_target: str) -> None:

@@ -26,6 +26,7 @@ from trove.backends.postgres.documents import DocumentStorage
 from trove.backends.postgres.edges import EdgeStorage
 from trove.backends.postgres.files import FileStorage
 from trove.backends.postgres.filters import DIALECT, FilterQueries
+from trove.backends.postgres.knn import VectorSearch
 from trove.backends.postgres.lifecycle import LifecycleStorage
 from trove.backends.postgres.originals import OriginalStorage
 from trove.backends.postgres.replicas import Replicas, open_pools
@@ -34,11 +35,10 @@ from trove.backends.postgres.search import KeywordSearch
 from trove.backends.postgres.snippets import Snippets
 from trove.backends.postgres.stats import Statistics
 from trove.backends.postgres.url import parse, replica_target
-from trove.backends.postgres.vectors import VectorStorage
 
 
 class PostgresBackend(
-    VectorStorage,
+    VectorSearch,
     DocumentStorage,
     FileStorage,
     FilterQueries,

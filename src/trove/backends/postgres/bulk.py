@@ -23,6 +23,8 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
+from trove.backends.postgres import hnsw
+
 # A batch of this many vectors is a bulk load ...
 BULK_ROWS = 500
 # ... into a table holding fewer than this many times the batch (inserting a row costs
@@ -56,7 +58,7 @@ def missing_index(conn: psycopg.Connection, table: str, state: dict[str, object]
     if table in checked:
         return False
     checked.add(table)
-    row = conn.execute("SELECT to_regclass(%s)", (f"{table}_hnsw",)).fetchone()
+    row = conn.execute("SELECT to_regclass(%s)", (hnsw.name(table),)).fetchone()
     return row is None or row[0] is None
 
 
@@ -72,16 +74,7 @@ def build_memory(conn: psycopg.Connection) -> None:
 
 
 def set_aside(conn: psycopg.Connection, table: str) -> None:
-    conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"{table}_hnsw")))
-
-
-def create_index(conn: psycopg.Connection, table: str) -> None:
-    """``table``'s HNSW index (cosine, pgvector's default graph), named ``<table>_hnsw``."""
-    conn.execute(
-        sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops)"
-        ).format(sql.Identifier(f"{table}_hnsw"), sql.Identifier(table))
-    )
+    conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(hnsw.name(table))))
 
 
 def copy_vectors(

@@ -55,7 +55,7 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from trove.backends.postgres import bulk
+from trove.backends.postgres import bulk, hnsw
 
 # A batch goes to the delta when the indexed table holds at least this many rows (below,
 # inserting into the graph is cheap enough, and small stores keep one table) ...
@@ -193,13 +193,14 @@ def seal(conn: psycopg.Connection, table: str) -> None:
 
 
 def _segment(conn: psycopg.Connection, table: str, sources: Sequence[str]) -> tuple[str, int]:
-    """A new segment holding the rows of ``sources`` (moved), its index built over them."""
+    """A new segment holding the rows of ``sources`` (moved), its index built over them
+    in the table's form (so that a k-NN scans it beside the table's)."""
     taken = [int(s.rsplit("_", 1)[1]) for s in segments(conn, table)]
     segment = f"{table}_seg_{max(taken, default=0) + 1}"
     _create(conn, table, segment)
     moved = sum(_move(conn, source, segment) for source in sources)
     bulk.build_memory(conn)
-    bulk.create_index(conn, segment)
+    hnsw.create(conn, segment, hnsw.form_of(conn, table)[0])
     return segment, moved
 
 

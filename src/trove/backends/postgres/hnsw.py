@@ -1,0 +1,120 @@
+"""The HNSW index of a vector table: which form it takes, and what a k-NN orders by.
+
+A vector table keeps each chunk's float32 vector (``vector(D)``). pgvector indexes it in
+one of two forms:
+
+- **half precision** (pgvector 0.7 and later, up to 4,000 dimensions): the graph is built
+  over ``embedding::halfvec(D)`` with ``halfvec_cosine_ops``. Its index is about half
+  the size (100k 384-d vectors: 112 MB against 195) and a scan reads half the bytes: the
+  bare top 10 at ef_search 200 took 1.4-1.6 ms against 1.7-2.2 (docs/benchmarks.md). The
+  k-NN walks it by half-precision distance and ranks what it found by the exact
+  distance of the stored vectors (vectors.py), so scores are what they were.
+- **full precision** (``vector_cosine_ops``, up to 2,000 dimensions): pgvector before 0.7,
+  and every table indexed so before (kept until its vectors are rebuilt).
+
+Wider vectors have no index: searches rank them exactly.
+
+A table's form is read from its index. A table whose index is set aside (a bulk load,
+bulk.py) has the form it will be built with. The delta's segments (delta.py) take their
+table's form, so one k-NN scans all of their indexes in one Merge Append.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import psycopg
+from psycopg import sql
+
+# pgvector's limits on what HNSW indexes: vector up to 2,000 dimensions, halfvec (0.7.0
+# and later) up to 4,000.
+MAX_VECTOR_DIMENSION = 2000
+MAX_HALFVEC_DIMENSION = 4000
+HALFVEC_SINCE = (0, 7, 0)
+
+
+class Form(NamedTuple):
+    """How a vector table is indexed: the operator class (None: not indexed) and the cast
+    the graph is built over ("" for the vectors themselves)."""
+
+    opclass: str | None
+    cast: str = ""
+
+    @property
+    def indexed(self) -> bool:
+        return self.opclass is not None
+
+    def key(self) -> str:
+        """The indexed expression."""
+        return f"(embedding{self.cast})" if self.cast else "embedding"
+
+    def order(self) -> str:
+        """What a k-NN orders by to scan the index: the column ``dist`` (the exact
+        distance it selects) for the full-precision form, else the indexed distance, with
+        its own placeholder for the query vector."""
+        return f"embedding{self.cast} <=> %s{self.cast}" if self.cast else "dist"
+
+
+NONE = Form(None)
+VECTOR = Form("vector_cosine_ops")
+
+
+def half(dimension: int) -> Form:
+    return Form("halfvec_cosine_ops", f"::halfvec({int(dimension)})")
+
+
+def built(version: str, dimension: int) -> Form:
+    """The form a new index over ``dimension``-d vectors takes with pgvector ``version``
+    (the extension's installed version: an upgraded library keeps the old SQL types)."""
+    if _parsed(version) >= HALFVEC_SINCE and dimension <= MAX_HALFVEC_DIMENSION:
+        return half(dimension)
+    return VECTOR if dimension <= MAX_VECTOR_DIMENSION else NONE
+
+
+def _parsed(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split("."):
+        digits = "".join(c for c in piece if c.isdigit()) if piece else ""
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def name(table: str) -> str:
+    """The name of ``table``'s index."""
+    return f"{table}_hnsw"
+
+
+_FOUND = (
+    "SELECT a.atttypmod, (SELECT pg_get_indexdef(i) FROM to_regclass(%s) i), "
+    "(SELECT extversion FROM pg_extension WHERE extname = 'vector') "
+    "FROM pg_attribute a WHERE a.attrelid = %s::regclass AND a.attname = 'embedding'"
+)
+
+
+def form_of(conn: psycopg.Connection, table: str) -> tuple[Form, bool]:
+    """``table``'s form, and whether its index exists (else: the form it would be built
+    with now)."""
+    row = conn.execute(_FOUND, (name(table), table)).fetchone()
+    if row is None:
+        raise psycopg.errors.UndefinedTable(f"{table} has no embedding column")
+    dimension, definition, version = int(row[0]), row[1], str(row[2] or "0")
+    if definition is None:
+        return built(version, dimension), False
+    if "halfvec_cosine_ops" in definition:
+        return half(dimension), True
+    return VECTOR, True
+
+
+def create(conn: psycopg.Connection, table: str, form: Form) -> None:
+    """``table``'s HNSW index in ``form`` (pgvector's default graph: m 16,
+    ef_construction 64), unless it has one or the form indexes nothing."""
+    if form.opclass is None:
+        return
+    conn.execute(
+        sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw ({} {})").format(
+            sql.Identifier(name(table)),
+            sql.Identifier(table),
+            sql.SQL(form.key()),
+            sql.SQL(form.opclass),
+        )
+    )
