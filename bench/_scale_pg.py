@@ -97,7 +97,9 @@ def grow(store: str, material: scale.Material, size: int) -> dict[str, float]:
         if lock is not None:
             # A build resumed into a large table still copies with the index set aside
             # (bulk.py sets it aside only into a small one): built once at the close.
-            kb.backend.__dict__.setdefault("_aside", {})[lock.table] = lock.dimension
+            with kb.backend.conn() as conn:  # type: ignore[attr-defined]
+                form, _ = hnsw.form_of(conn, lock.table)
+            kb.backend.__dict__.setdefault("_aside", {})[lock.table] = form
         for at in range(start, size, scale.BLOCK):
             docs, block = material.block(at, min(scale.BLOCK, size - at))
             embedder.table = {

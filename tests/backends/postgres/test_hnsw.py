@@ -12,7 +12,7 @@ import pytest
 from psycopg import sql
 
 import trove
-from trove.backends.postgres import backend, delta, hnsw
+from trove.backends.postgres import backend, bulk, delta, hnsw
 from trove.backends.postgres.backend import PostgresBackend
 from trove.search.filters import Filters
 
@@ -152,3 +152,25 @@ def test_vectors_wider_than_the_full_precision_limit_are_indexed(pg_target: str)
         assert "halfvec(3000)) halfvec_cosine_ops" in index_defs(kb)[f"{lock.table}_hnsw"]
         hits = kb.search("note 3 on tides 3", mode="semantic", limit=2)
         assert hits[0].doc_id == kb.get_by_key("", "3").id  # type: ignore[union-attr]
+
+
+def test_a_bulk_load_builds_a_set_aside_index_again_in_the_form_it_had(
+    pg_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index a bulk load sets aside (bulk.py) comes back as it was: a store indexed
+    at full precision is not switched to half precision by a large batch."""
+    monkeypatch.setattr(bulk, "BULK_ROWS", 20)
+    found = backend.ensure_vector_extension
+    with monkeypatch.context() as older:
+        older.setattr(backend, "ensure_vector_extension", lambda c: (found(c)[0], "0.6.2"))
+        with trove.open(pg_target, embedder="hash:64") as kb:
+            kb.add_many(notes(4), batch_size=4)
+    with trove.open(pg_target, embedder="hash:64") as kb:
+        kb.search("note 1 on tides 1", mode="semantic", limit=3)  # the form read and kept
+        kb.add_many(notes(40, start=4), batch_size=40)  # 40 >= 20 into 4 rows: set aside
+        lock = kb.backend.vector_lock()
+        assert lock is not None
+        assert index_defs(kb) == {}
+        hits = kb.search("note 33 on tides 3", mode="semantic", limit=3)  # built again
+        assert hits[0].doc_id == kb.get_by_key("", "33").id  # type: ignore[union-attr]
+        assert "USING hnsw (embedding vector_cosine_ops)" in index_defs(kb)[f"{lock.table}_hnsw"]

@@ -111,8 +111,8 @@ class VectorStorage(Connected):
         return table
 
     def _index(self, conn: psycopg.Connection, table: str, dimension: int) -> None:
-        """``table``'s index, in the form this pgvector builds (none for vectors too wide:
-        searches rank them exactly)."""
+        """A new table's index, in the form this pgvector builds (none for vectors too
+        wide: searches rank them exactly)."""
         hnsw.create(conn, table, hnsw.built(self.vector_version, dimension))
 
     # --- rows -------------------------------------------------------------------------
@@ -131,14 +131,15 @@ class VectorStorage(Connected):
                 (table in aside and len(chunk_ids) >= bulk.BULK_ROWS)
                 or bulk.worth_setting_aside(conn, table, len(chunk_ids))
             ):
+                if table not in aside:  # built again after the load in the form it had
+                    aside[table] = hnsw.form_of(conn, table)[0]
                 bulk.set_aside(conn, table)
-                aside[table] = rows.shape[1]
                 delta.forget(cur, table, chunk_ids)
                 bulk.copy_vectors(cur, table, chunk_ids, rows)
                 return
             if table in aside:  # the load is over: the index first (then one insert)
                 bulk.build_memory(conn)
-                self._index(conn, table, aside.pop(table))
+                hnsw.create(conn, table, aside.pop(table))
             elif indexed and bulk.missing_index(conn, table, self.__dict__):
                 # Set aside by a writer that never finished (killed mid-load): built here.
                 bulk.build_memory(conn)
@@ -158,9 +159,9 @@ class VectorStorage(Connected):
                 [(int(cid), rows[i]) for i, cid in enumerate(chunk_ids)],
             )
 
-    def _set_aside_tables(self) -> dict[str, int]:
-        """Vector tables (and their dimension) whose index this backend set aside."""
-        aside: dict[str, int] | None = self.__dict__.get("_aside")
+    def _set_aside_tables(self) -> dict[str, hnsw.Form]:
+        """Vector tables (and their index's form) whose index this backend set aside."""
+        aside: dict[str, hnsw.Form] | None = self.__dict__.get("_aside")
         if aside is None:
             aside = self.__dict__.setdefault("_aside", {})
         return aside
@@ -186,12 +187,12 @@ class VectorStorage(Connected):
         """Build the HNSW indexes this backend set aside for a bulk load (bulk.py)."""
         aside = self._set_aside_tables()
         while aside:
-            table, dimension = aside.popitem()
+            table, form = aside.popitem()
             with self.transaction(), self.conn() as conn:
                 found = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
                 if found is not None and found[0] is not None:  # not dropped meanwhile
                     bulk.build_memory(conn)
-                    self._index(conn, table, dimension)
+                    hnsw.create(conn, table, form)
 
     def vectors_by_hash(self, table: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of chunks with these text hashes: unchanged text is not re-embedded."""
