@@ -5,10 +5,12 @@ one of two forms:
 
 - **half precision** (pgvector 0.7 and later, up to 4,000 dimensions): the graph is built
   over ``embedding::halfvec(D)`` with ``halfvec_cosine_ops``. Its index is about half
-  the size (100k 384-d vectors: 112 MB against 195) and a scan reads half the bytes: the
-  bare top 10 at ef_search 200 took 1.4-1.6 ms against 1.7-2.2 (docs/benchmarks.md). The
-  k-NN walks it by half-precision distance and ranks what it found by the exact
-  distance of the stored vectors (vectors.py), so scores are what they were.
+  the size (384-d vectors: 112 MB against 195 at 100k, 1,048 against 1,989 at 1M), builds
+  10-15% faster, and at 1M, where the full graph outgrows 1 GB of shared buffers, its
+  bare top 10 at ef_search 200 took 4.0 ms p50 against 7.8 (at 100k, where both fit, the
+  search costs the same; docs/benchmarks.md). The k-NN walks it by half-precision
+  distance and ranks what it found by the exact distance of the stored vectors
+  (knn.py), so scores are what they were.
 - **full precision** (``vector_cosine_ops``, up to 2,000 dimensions): pgvector before 0.7,
   and every table indexed so before (kept until its vectors are rebuilt).
 
@@ -72,11 +74,9 @@ def built(version: str, dimension: int) -> Form:
 
 
 def _parsed(version: str) -> tuple[int, ...]:
-    parts = []
-    for piece in version.split("."):
-        digits = "".join(c for c in piece if c.isdigit()) if piece else ""
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
+    """ "0.8.5" as (0, 8, 5); a suffix such as "0.8.0-dev" keeps its digits."""
+    pieces = ("".join(c for c in piece if c.isdigit()) for piece in version.split("."))
+    return tuple(int(digits or 0) for digits in pieces)
 
 
 def name(table: str) -> str:
