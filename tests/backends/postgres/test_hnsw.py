@@ -71,6 +71,33 @@ def sealed_small(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(delta.Folder, "kick", lambda self: None)
 
 
+def written_by_pgvector_0_6(pg_target: str, monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """A store of ``n`` notes whose vectors were indexed by pgvector 0.6.2 (the server
+    said so): its graph is at full precision."""
+    found = backend.ensure_vector_extension
+    with monkeypatch.context() as older:
+        older.setattr(backend, "ensure_vector_extension", lambda c: (found(c)[0], "0.6.2"))
+        with trove.open(pg_target, embedder="hash:64") as kb:
+            kb.add_many(notes(n), batch_size=n)
+
+
+def segment_and_search(kb: trove.Store, expected: str, plans: list[str]) -> None:
+    """The table and its first segment are indexed as ``expected`` says, and a search
+    finds its note by scanning both indexes."""
+    lock = kb.backend.vector_lock()
+    assert lock is not None
+    defs = index_defs(kb)
+    assert set(defs) == {f"{lock.table}_hnsw", f"{lock.table}_seg_1_hnsw"}
+    for definition in defs.values():
+        assert expected in definition
+    hits = kb.search("note 9 on tides 4", mode="semantic", limit=3)
+    assert hits[0].doc_id == kb.get_by_key("", "9").id  # type: ignore[union-attr]
+    # One ordered scan of each part: both graphs by their index, the delta sorted.
+    assert f"Index Scan using {lock.table}_hnsw" in plans[-1]
+    assert f"Index Scan using {lock.table}_seg_1_hnsw" in plans[-1]
+    assert f"Seq Scan on {lock.table}_seg_1" not in plans[-1]
+
+
 @pytest.mark.usefixtures("sealed_small")
 def test_the_table_and_its_segments_are_indexed_at_half_precision_and_scanned(
     pg_target: str, knn_plans: list[str]
@@ -78,19 +105,7 @@ def test_the_table_and_its_segments_are_indexed_at_half_precision_and_scanned(
     with trove.open(pg_target, embedder="hash:64") as kb:
         kb.add_many(notes(12), batch_size=12)  # into the delta, sealed: segment 1
         kb.add_many(notes(3, start=12), batch_size=3)  # stays in the delta
-        lock = kb.backend.vector_lock()
-        assert lock is not None
-        defs = index_defs(kb)
-        assert set(defs) == {f"{lock.table}_hnsw", f"{lock.table}_seg_1_hnsw"}
-        for definition in defs.values():
-            assert "((embedding)::halfvec(64)) halfvec_cosine_ops" in definition
-        hits = kb.search("note 7 on tides 2", mode="semantic", limit=3)
-        assert hits[0].doc_id == kb.get_by_key("", "7").id  # type: ignore[union-attr]
-    plan = knn_plans[-1]
-    # One ordered scan of each part: both graphs by their index, the delta sorted.
-    assert f"Index Scan using {lock.table}_hnsw" in plan
-    assert f"Index Scan using {lock.table}_seg_1_hnsw" in plan
-    assert f"Seq Scan on {lock.table}_seg_1" not in plan
+        segment_and_search(kb, "((embedding)::halfvec(64)) halfvec_cosine_ops", knn_plans)
 
 
 @pytest.mark.usefixtures("sealed_small")
@@ -98,25 +113,12 @@ def test_a_table_indexed_at_full_precision_keeps_its_form_and_its_segments_follo
     pg_target: str, knn_plans: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A store indexed by pgvector before 0.7 keeps its graph after the upgrade."""
-    found = backend.ensure_vector_extension
-    with monkeypatch.context() as older:
-        older.setattr(backend, "ensure_vector_extension", lambda c: (found(c)[0], "0.6.2"))
-        with trove.open(pg_target, embedder="hash:64") as kb:
-            kb.add_many(notes(4), batch_size=4)
+    written_by_pgvector_0_6(pg_target, monkeypatch, 4)
     with trove.open(pg_target, embedder="hash:64") as kb:
-        assert kb.backend.vector_version >= "0.7"  # type: ignore[attr-defined]
+        version = kb.backend.vector_version  # type: ignore[attr-defined]
+        assert hnsw.built(version, 64) == hnsw.half(64)  # what this server builds now
         kb.add_many(notes(12, start=4), batch_size=12)  # sealed into segment 1
-        lock = kb.backend.vector_lock()
-        assert lock is not None
-        defs = index_defs(kb)
-        assert set(defs) == {f"{lock.table}_hnsw", f"{lock.table}_seg_1_hnsw"}
-        for definition in defs.values():
-            assert "USING hnsw (embedding vector_cosine_ops)" in definition
-        hits = kb.search("note 9 on tides 4", mode="semantic", limit=3)
-        assert hits[0].doc_id == kb.get_by_key("", "9").id  # type: ignore[union-attr]
-    plan = knn_plans[-1]
-    assert f"Index Scan using {lock.table}_hnsw" in plan
-    assert f"Index Scan using {lock.table}_seg_1_hnsw" in plan
+        segment_and_search(kb, "USING hnsw (embedding vector_cosine_ops)", knn_plans)
 
 
 def test_hits_are_ranked_and_scored_by_the_exact_distance(pg_target: str) -> None:
@@ -160,11 +162,7 @@ def test_a_bulk_load_builds_a_set_aside_index_again_in_the_form_it_had(
     """The index a bulk load sets aside (bulk.py) comes back as it was: a store indexed
     at full precision is not switched to half precision by a large batch."""
     monkeypatch.setattr(bulk, "BULK_ROWS", 20)
-    found = backend.ensure_vector_extension
-    with monkeypatch.context() as older:
-        older.setattr(backend, "ensure_vector_extension", lambda c: (found(c)[0], "0.6.2"))
-        with trove.open(pg_target, embedder="hash:64") as kb:
-            kb.add_many(notes(4), batch_size=4)
+    written_by_pgvector_0_6(pg_target, monkeypatch, 4)
     with trove.open(pg_target, embedder="hash:64") as kb:
         kb.search("note 1 on tides 1", mode="semantic", limit=3)  # the form read and kept
         kb.add_many(notes(40, start=4), batch_size=40)  # 40 >= 20 into 4 rows: set aside
