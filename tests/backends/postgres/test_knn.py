@@ -177,7 +177,7 @@ def test_the_k_nn_statement_runs_on_one_generic_plan(pg_target: str) -> None:
         plans = kb.backend.rows(  # type: ignore[attr-defined]
             "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
             "WHERE statement LIKE %s",
-            ("WITH ann AS MATERIALIZED%",),
+            ("WITH near AS MATERIALIZED%",),
         )
     assert len(plans) == 1
     generic, custom = plans[0]

@@ -167,26 +167,30 @@ class VectorSearch(VectorStorage):
     def _nearest(self, knn: _Knn, ef: int, cap: int, limit: int, chars: int | None) -> _Found:
         """The best chunk of each of the ``limit`` nearest documents among the first
         ``cap`` chunks that pass the filter of the ``ef`` nearest the index finds; how
-        many it found, and how many passed (up to ``cap``). One statement: the index
-        scan, then its chunks in order, each joined to its rows only until ``cap``
-        passed, collapsed to documents in the server. With ``chars``, each document's
-        rows of :meth:`hit_details` too (one a chunk read, as that reads them). The index
-        is scanned in its form (hnsw.py); the chunks it gives are ranked by their exact
-        distance."""
+        many chunks the table holds (up to ``ef``: fewer, and the index has no more to
+        give), and how many passed (up to ``cap``). One statement: the index scan walked
+        in its order, each chunk joined to its rows and filtered, stopping once ``cap``
+        passed (a chunk the walk never reaches is never read from the heap); the chunks
+        that passed ranked by their exact distance and collapsed to documents in the
+        server. With ``chars``, each document's rows of :meth:`hit_details` too (one a
+        chunk read, as that reads them). The index is scanned in its form (hnsw.py)."""
+        walk = "hd" if knn.form.cast else "dist"  # the order the index gives
         query = sql.SQL(
-            "WITH ann AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS dist FROM {table} "
-            "ORDER BY {order} LIMIT {ef}), near AS MATERIALIZED (SELECT a.chunk_id, a.dist, "
-            "c.doc_id, c.idx, c.start_char, c.end_char, c.heading "
-            "FROM (SELECT * FROM ann ORDER BY dist, chunk_id) a "
+            "WITH near AS MATERIALIZED (SELECT a.chunk_id, a.dist, c.doc_id, c.idx, "
+            "c.start_char, c.end_char, c.heading FROM (SELECT chunk_id, embedding <=> %s AS "
+            "dist{indexed} FROM {table} ORDER BY {order} LIMIT {ef}) a "
             "JOIN chunk c ON c.id = a.chunk_id JOIN document d ON d.id = c.doc_id "
-            "WHERE {where} ORDER BY a.dist, a.chunk_id LIMIT %s) "
-            "SELECT (SELECT count(*) FROM ann), (SELECT count(*) FROM near), b.*{shown} FROM "
+            "WHERE {where} ORDER BY a.{walk}, a.chunk_id LIMIT %s) "
+            "SELECT (SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT {ef}) h), "
+            "(SELECT count(*) FROM near), b.*{shown} FROM "
             "(SELECT 1) n LEFT JOIN (SELECT * FROM (SELECT DISTINCT ON (doc_id) * FROM near "
             "ORDER BY doc_id, dist, chunk_id) u ORDER BY dist, chunk_id LIMIT %s) b ON true"
             "{details} ORDER BY b.dist, b.chunk_id"
         ).format(
             table=knn.table,
-            order=sql.SQL(knn.form.order()),
+            indexed=sql.SQL(f", {knn.form.order()} AS hd" if knn.form.cast else ""),
+            order=sql.SQL(walk),
+            walk=sql.SQL(walk),
             where=knn.where,
             ef=sql.Literal(int(ef)),
             shown=sql.SQL(_SHOWN if chars is not None else ""),
