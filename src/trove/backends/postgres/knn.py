@@ -227,8 +227,9 @@ _DETAILS = f" LEFT JOIN document d ON d.id = b.doc_id {passages_of('b')}"
 
 
 class _Found(NamedTuple):
-    """A k-NN's hits; how many chunks the index gave and how many passed the filter; and
-    the rows of what search shows of the hits, when read with them."""
+    """A k-NN's hits; how many chunks the table holds (up to the scan's ef_search: fewer,
+    and the index has no more to give) and how many passed the filter; and the rows of
+    what search shows of the hits, when read with them."""
 
     hits: list[ChunkHit]
     seen: int
