@@ -78,10 +78,16 @@ def test_documents_of_many_chunks_come_back_once_with_their_best_chunk(pg_target
             assert [(h.doc_id, h.chunk_id) for h in hits] == expected
 
 
-def test_a_filter_that_allows_nothing_finds_nothing(pg_target: str) -> None:
+def test_a_filter_that_allows_nothing_finds_nothing(
+    pg_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with trove.open(pg_target, embedder="hash:64") as kb:
         kb.add_many({"text": f"plain note {i}", "source_id": str(i)} for i in range(30))
+        sent = statements(monkeypatch)
         assert kb.search("plain note", mode="semantic", source="nowhere") == []
+        # The walk saw every chunk the table holds (30 < ef_search): no wider scan, no
+        # exact ranking after it.
+        assert len([s for s in sent if "<=>" in s]) == 1
         assert len(kb.search("plain note", mode="semantic", limit=50)) == 30
 
 
