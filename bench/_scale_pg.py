@@ -244,7 +244,7 @@ def _ef_sweep(kb: trove.Store, queries: np.ndarray, kth: np.ndarray) -> dict[str
     table = _vector_table(kb)
     with kb.backend.conn() as conn:  # type: ignore[attr-defined]
         form, _ = hnsw.form_of(conn, table)
-    order = form.order() if form.cast else "embedding <=> %s"
+    order = form.distance()
     query = f"SELECT embedding FROM {table} ORDER BY {order} LIMIT {scale.K}"
     for ef in EF_SEARCH:
         shares, latencies = [], []

@@ -26,7 +26,8 @@ def test_the_form_follows_the_installed_pgvector_and_the_dimension() -> None:
     assert hnsw.built("0.8.5", 4001) == hnsw.NONE
     assert hnsw.built("0.10.0", 384) == hnsw.half(384)  # numbers, not strings, compared
     assert hnsw.half(384).key() == "(embedding::halfvec(384))"
-    assert hnsw.VECTOR.order() == "dist" and not hnsw.NONE.indexed
+    assert hnsw.half(384).distance() == "embedding::halfvec(384) <=> %s::halfvec(384)"
+    assert hnsw.VECTOR.distance() == "embedding <=> %s" and not hnsw.NONE.indexed
 
 
 def notes(n: int, start: int = 0) -> list[dict[str, str]]:

@@ -50,11 +50,10 @@ class Form(NamedTuple):
         """The indexed expression."""
         return f"(embedding{self.cast})" if self.cast else "embedding"
 
-    def order(self) -> str:
-        """What a k-NN orders by to scan the index: the column ``dist`` (the exact
-        distance it selects) for the full-precision form, else the indexed distance, with
-        its own placeholder for the query vector."""
-        return f"embedding{self.cast} <=> %s{self.cast}" if self.cast else "dist"
+    def distance(self) -> str:
+        """The distance the graph is built over, with a placeholder for the query vector:
+        what a k-NN orders by to scan the index."""
+        return f"embedding{self.cast} <=> %s{self.cast}"
 
 
 NONE = Form(None)

@@ -178,7 +178,7 @@ class VectorSearch(VectorStorage):
         query = sql.SQL(
             "WITH near AS MATERIALIZED (SELECT a.chunk_id, a.dist, c.doc_id, c.idx, "
             "c.start_char, c.end_char, c.heading FROM (SELECT chunk_id, embedding <=> %s AS "
-            "dist{indexed} FROM {table} ORDER BY {order} LIMIT {ef}) a "
+            "dist{indexed} FROM {table} ORDER BY {walk} LIMIT {ef}) a "
             "JOIN chunk c ON c.id = a.chunk_id JOIN document d ON d.id = c.doc_id "
             "WHERE {where} ORDER BY a.{walk}, a.chunk_id LIMIT %s) "
             "SELECT (SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT {ef}) h), "
@@ -188,8 +188,7 @@ class VectorSearch(VectorStorage):
             "{details} ORDER BY b.dist, b.chunk_id"
         ).format(
             table=knn.table,
-            indexed=sql.SQL(f", {knn.form.order()} AS hd" if knn.form.cast else ""),
-            order=sql.SQL(walk),
+            indexed=sql.SQL(f", {knn.form.distance()} AS hd" if knn.form.cast else ""),
             walk=sql.SQL(walk),
             where=knn.where,
             ef=sql.Literal(int(ef)),
