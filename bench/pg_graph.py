@@ -52,13 +52,22 @@ def vectors(count: int) -> np.ndarray:
     return np.concatenate(blocks)[:count]
 
 
-def measure(
-    conn: psycopg.Connection, form: str, efs: list[int], rounds: int, stored: np.ndarray
-) -> dict[str, Any]:
-    """One form's index on ``v`` (holding ``stored``): built, measured, dropped."""
+def truth(stored: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The claims' vectors, their exact scores against ``stored``, each one's 10th best."""
     queries = _vectors.queries("scifact", "test").vectors.astype(np.float32)
     exact = queries @ stored.T
-    tenth = np.sort(exact, axis=1)[:, -10]
+    return queries, exact, np.sort(exact, axis=1)[:, -10]
+
+
+def measure(
+    conn: psycopg.Connection,
+    form: str,
+    efs: list[int],
+    rounds: int,
+    known: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> dict[str, Any]:
+    """One form's index on ``v``: built, measured against ``known`` (truth()), dropped."""
+    queries, exact, tenth = known
     conn.execute("SET maintenance_work_mem = '2GB'")
     began = time.perf_counter()
     conn.execute(f"CREATE INDEX ix ON v USING hnsw ({INDEX[form]})")
@@ -113,8 +122,9 @@ def main() -> None:
                     copy.write_row((i, vector))
             conn.execute("VACUUM ANALYZE v")
             efs = [int(e) for e in args.ef.split(",")]
+            known = truth(rows)
             for form in args.forms.split(","):
-                result[form] = measure(conn, form, efs, args.rounds, rows)
+                result[form] = measure(conn, form, efs, args.rounds, known)
         print(json.dumps(result))
     finally:
         server.cleanup()

@@ -16,9 +16,11 @@ one of two forms:
 
 Wider vectors have no index: searches rank them exactly.
 
-A table's form is read from its index. A table whose index is set aside (a bulk load,
-bulk.py) has the form it will be built with. The delta's segments (delta.py) take their
-table's form, so one k-NN scans all of their indexes in one Merge Append.
+A table's form is read from its index. A bulk load (bulk.py) that sets the index aside
+builds it again in the form it had; meanwhile a search, with no index to scan, sorts the
+table by the distance of the form a new index would take and ranks what passes its
+filter by the exact distance. The delta's segments (delta.py)
+take their table's form, so one k-NN scans all of their indexes in one Merge Append.
 """
 
 from __future__ import annotations
